@@ -1,0 +1,226 @@
+//! Tools an agent can run: the typed [`AgentTool`] trait and its type-erased, shareable form
+//! [`AgentToolHandle`] (schema and validator built once).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use oxpi_ai::tool::{tool_definition, ArgumentValidator, SchemaError, ValidationError};
+use oxpi_ai::{Tool, UserContent};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+/// What a tool returns: content for the model and optional details for the application.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentToolResult {
+    /// Text and images shown to the model.
+    pub content: Vec<UserContent>,
+    /// Structured data for the application, not sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl AgentToolResult {
+    /// A result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![UserContent::text(text)],
+            details: None,
+        }
+    }
+
+    /// Adds details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// A tool failed. The message is sent to the model as an error result, so it should say what was
+/// wrong in words the model can act on (e.g. `File not found: notes.txt`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// The text sent to the model.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A tool error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self { message }
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+/// Receives partial results while a tool runs (forwarded as `tool_execution_update` events).
+pub type ToolUpdateFn = Arc<dyn Fn(AgentToolResult) + Send + Sync>;
+
+/// A tool with typed arguments. Its JSON Schema comes from `Args`' `JsonSchema` derive.
+///
+/// ```
+/// use oxpi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use tokio_util::sync::CancellationToken;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct EchoArgs {
+///     /// What to say back.
+///     text: String,
+/// }
+///
+/// struct Echo;
+///
+/// impl AgentTool for Echo {
+///     type Args = EchoArgs;
+///     fn name(&self) -> &str { "echo" }
+///     fn description(&self) -> &str { "Repeat the text" }
+///     async fn execute(&self, _id: &str, args: EchoArgs, _cancel: CancellationToken, _update: ToolUpdateFn)
+///         -> Result<AgentToolResult, ToolError> {
+///         Ok(AgentToolResult::text(args.text))
+///     }
+/// }
+///
+/// let handle = oxpi_agent_core::AgentToolHandle::new(Echo).unwrap();
+/// assert_eq!(handle.definition().name, "echo");
+/// ```
+pub trait AgentTool: Send + Sync + 'static {
+    /// The arguments, validated against their schema before `execute` sees them.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+
+    /// Name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// Short human label for UIs; the name by default.
+    fn label(&self) -> &str {
+        self.name()
+    }
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// Runs the tool. `cancel` fires when the agent is aborted; `on_update` streams partial results.
+    fn execute(
+        &self,
+        tool_call_id: &str,
+        args: Self::Args,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> impl Future<Output = Result<AgentToolResult, ToolError>> + Send;
+}
+
+trait ErasedTool: Send + Sync {
+    fn execute_erased<'a>(
+        &'a self,
+        tool_call_id: &'a str,
+        args: Map<String, Value>,
+        validator: &'a ArgumentValidator,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolCallFailure>>;
+}
+
+/// Why a tool call produced an error result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolCallFailure {
+    /// The arguments failed validation.
+    #[error(transparent)]
+    Validation(#[from] ValidationError),
+    /// The tool returned an error.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+}
+
+impl<T: AgentTool> ErasedTool for T {
+    fn execute_erased<'a>(
+        &'a self,
+        tool_call_id: &'a str,
+        args: Map<String, Value>,
+        validator: &'a ArgumentValidator,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolCallFailure>> {
+        async move {
+            let typed: T::Args = validator.parse(&args)?;
+            Ok(self.execute(tool_call_id, typed, cancel, on_update).await?)
+        }
+        .boxed()
+    }
+}
+
+/// A tool ready for an agent: its definition and validator are built once, and cloning shares them.
+#[derive(Clone)]
+pub struct AgentToolHandle {
+    definition: Arc<Tool>,
+    label: Arc<str>,
+    validator: Arc<ArgumentValidator>,
+    inner: Arc<dyn ErasedTool>,
+}
+
+impl std::fmt::Debug for AgentToolHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentToolHandle")
+            .field("name", &self.definition.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentToolHandle {
+    /// Wraps a tool, deriving and compiling its schema.
+    pub fn new<T: AgentTool>(tool: T) -> Result<Self, SchemaError> {
+        let definition = tool_definition::<T::Args>(tool.name(), tool.description())?;
+        let validator = ArgumentValidator::new(&definition)?;
+        Ok(Self {
+            definition: Arc::new(definition),
+            label: Arc::from(tool.label()),
+            validator: Arc::new(validator),
+            inner: Arc::new(tool),
+        })
+    }
+
+    /// The definition sent to the model.
+    pub fn definition(&self) -> &Tool {
+        &self.definition
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    /// The tool's label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Validates `args` and runs the tool.
+    pub async fn execute(
+        &self,
+        tool_call_id: &str,
+        args: Map<String, Value>,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> Result<AgentToolResult, ToolCallFailure> {
+        self.inner
+            .execute_erased(tool_call_id, args, &self.validator, cancel, on_update)
+            .await
+    }
+}

@@ -1,0 +1,235 @@
+//! Messages: user, assistant and tool result, in pi-ai's JSON shape.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::content::{AssistantContent, ToolCall, UserContent};
+use super::usage::Usage;
+
+/// Milliseconds since the Unix epoch, the timestamp unit of every message.
+pub fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Why an assistant message ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// The model finished its reply.
+    #[default]
+    Stop,
+    /// The output token limit was reached.
+    Length,
+    /// The model asked for tools.
+    ToolUse,
+    /// The request or stream failed; see `error_message`.
+    Error,
+    /// The caller cancelled the request.
+    Aborted,
+}
+
+/// User content: a plain string or a list of text and image blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UserMessageContent {
+    /// A plain string.
+    Text(String),
+    /// Text and image blocks.
+    Blocks(Vec<UserContent>),
+}
+
+/// A message from the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// The content.
+    pub content: UserMessageContent,
+    /// Milliseconds since the epoch.
+    #[serde(default)]
+    pub timestamp: i64,
+}
+
+impl UserMessage {
+    /// A text message stamped now.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: UserMessageContent::Text(text.into()),
+            timestamp: now_millis(),
+        }
+    }
+
+    /// All text of the message, blocks joined with newlines.
+    pub fn text_content(&self) -> String {
+        match &self.content {
+            UserMessageContent::Text(t) => t.clone(),
+            UserMessageContent::Blocks(blocks) => join_text(blocks),
+        }
+    }
+}
+
+pub(crate) fn join_text(blocks: &[UserContent]) -> String {
+    blocks
+        .iter()
+        .filter_map(UserContent::as_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A reply from the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// Text, thinking and tool-call blocks, in order.
+    pub content: Vec<AssistantContent>,
+    /// The wire API that produced it (e.g. `openai-completions`).
+    pub api: String,
+    /// The provider (e.g. `openai`).
+    pub provider: String,
+    /// The model id.
+    pub model: String,
+    /// Provider response id, if the provider sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    /// Tokens and cost.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Why the reply ended.
+    pub stop_reason: StopReason,
+    /// What went wrong, for `error` and `aborted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Milliseconds since the epoch.
+    #[serde(default)]
+    pub timestamp: i64,
+}
+
+impl AssistantMessage {
+    /// An empty message for the given api, provider and model, stamped now.
+    pub fn empty(
+        api: impl Into<String>,
+        provider: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
+        Self {
+            content: Vec::new(),
+            api: api.into(),
+            provider: provider.into(),
+            model: model.into(),
+            response_id: None,
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            timestamp: now_millis(),
+        }
+    }
+
+    /// The tool calls of the message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|c| match c {
+            AssistantContent::ToolCall(tc) => Some(tc),
+            _ => None,
+        })
+    }
+
+    /// All text blocks joined (no separator), thinking and tool calls left out.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                AssistantContent::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The result of running a tool, sent back to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    /// Id of the tool call this answers.
+    pub tool_call_id: String,
+    /// Name of the tool that ran.
+    pub tool_name: String,
+    /// What the model sees: text and images.
+    pub content: Vec<UserContent>,
+    /// Structured data for the application (not sent to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    /// True when the tool failed or was refused.
+    #[serde(default)]
+    pub is_error: bool,
+    /// Milliseconds since the epoch.
+    #[serde(default)]
+    pub timestamp: i64,
+}
+
+impl ToolResultMessage {
+    /// A text result for `call`, stamped now.
+    pub fn text(call: &ToolCall, text: impl Into<String>, is_error: bool) -> Self {
+        Self {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: vec![UserContent::text(text)],
+            details: None,
+            is_error,
+            timestamp: now_millis(),
+        }
+    }
+
+    /// All text blocks joined with newlines.
+    pub fn text_content(&self) -> String {
+        join_text(&self.content)
+    }
+}
+
+/// A message in a conversation, tagged by `role` as in pi-ai.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    /// From the user.
+    User(UserMessage),
+    /// From the model.
+    Assistant(AssistantMessage),
+    /// A tool's result.
+    ToolResult(ToolResultMessage),
+}
+
+impl Message {
+    /// The role string pi uses: `user`, `assistant` or `toolResult`.
+    pub fn role(&self) -> &'static str {
+        match self {
+            Self::User(_) => "user",
+            Self::Assistant(_) => "assistant",
+            Self::ToolResult(_) => "toolResult",
+        }
+    }
+
+    /// A user text message stamped now.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User(UserMessage::text(text))
+    }
+}
+
+impl From<UserMessage> for Message {
+    fn from(m: UserMessage) -> Self {
+        Self::User(m)
+    }
+}
+
+impl From<AssistantMessage> for Message {
+    fn from(m: AssistantMessage) -> Self {
+        Self::Assistant(m)
+    }
+}
+
+impl From<ToolResultMessage> for Message {
+    fn from(m: ToolResultMessage) -> Self {
+        Self::ToolResult(m)
+    }
+}

@@ -1,0 +1,7 @@
+//! pi-ai's vocabulary: content blocks, messages, usage, models and the request context.
+
+pub mod content;
+pub mod context;
+pub mod message;
+pub mod model;
+pub mod usage;

@@ -1,0 +1,119 @@
+//! Models: what a provider serves, where, and at what price.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::usage::{Usage, UsageCost};
+
+/// Wire API name of OpenAI Chat Completions and compatible servers.
+pub const API_OPENAI_COMPLETIONS: &str = "openai-completions";
+/// Wire API name of the deterministic test provider.
+pub const API_FAUX: &str = "faux";
+
+/// Kinds of input a model accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    /// Text.
+    Text,
+    /// Images.
+    Image,
+}
+
+/// Price in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelCost {
+    /// Input tokens.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Cache reads.
+    pub cache_read: f64,
+    /// Cache writes.
+    pub cache_write: f64,
+}
+
+/// A model on a provider: its wire API, endpoint, abilities, limits and prices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// Model id sent to the provider.
+    pub id: String,
+    /// Human-readable name.
+    pub name: String,
+    /// Wire API used to talk to it, e.g. [`API_OPENAI_COMPLETIONS`].
+    pub api: String,
+    /// Provider name, e.g. `openai`; also selects the API key variable.
+    pub provider: String,
+    /// Base URL of the API, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Whether the model supports reasoning.
+    #[serde(default)]
+    pub reasoning: bool,
+    /// Accepted inputs.
+    #[serde(default = "text_only")]
+    pub input: Vec<InputKind>,
+    /// Prices per million tokens.
+    #[serde(default)]
+    pub cost: ModelCost,
+    /// Context window in tokens.
+    #[serde(default)]
+    pub context_window: u64,
+    /// Maximum output tokens.
+    #[serde(default)]
+    pub max_tokens: u64,
+    /// Extra HTTP headers sent with every request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Provider-specific compatibility overrides (see each provider's docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Value>,
+}
+
+fn text_only() -> Vec<InputKind> {
+    vec![InputKind::Text]
+}
+
+impl Model {
+    /// A model on any OpenAI-compatible Chat Completions server (llama.cpp, Ollama, vLLM, …).
+    ///
+    /// ```
+    /// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+    /// assert_eq!(model.api, "openai-completions");
+    /// ```
+    pub fn openai_compatible(base_url: impl Into<String>, id: impl Into<String>) -> Self {
+        let id = id.into();
+        Self {
+            name: id.clone(),
+            id,
+            api: API_OPENAI_COMPLETIONS.to_string(),
+            provider: "openai-compatible".to_string(),
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            reasoning: false,
+            input: text_only(),
+            cost: ModelCost::default(),
+            context_window: 128_000,
+            max_tokens: 4096,
+            headers: BTreeMap::new(),
+            compat: None,
+        }
+    }
+
+    /// Fills in `usage.cost` from this model's prices and returns it.
+    pub fn calculate_cost(&self, usage: &mut Usage) -> UsageCost {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        let mut cost = UsageCost {
+            input: per(usage.input, self.cost.input),
+            output: per(usage.output, self.cost.output),
+            cache_read: per(usage.cache_read, self.cost.cache_read),
+            cache_write: per(usage.cache_write, self.cost.cache_write),
+            total: 0.0,
+        };
+        cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
+        usage.cost = cost;
+        cost
+    }
+}
