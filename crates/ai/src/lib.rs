@@ -1,8 +1,44 @@
 //! oxpi-ai: one streaming API over LLM provider APIs.
+//!
+//! - [`types`]: pi-ai's vocabulary — [`Message`], content blocks, [`Usage`], [`Model`], [`Context`].
+//! - [`stream()`] / [`complete()`]: start a request; get an [`AssistantMessageEventStream`] of
+//!   [`AssistantMessageEvent`]s ending in exactly one `done` or `error`.
+//! - [`tool`]: tool definitions from `schemars` types and argument validation.
+//! - [`providers`]: the wire APIs; [`ProviderRegistry`] dispatches on `model.api`.
+//! - [`faux`]: a scripted provider for tests.
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use oxpi_ai::{AssistantMessageEvent, Context, Model, StreamOptions};
+//!
+//! # async fn run() {
+//! let model = Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+//! let context = Context::new("You are terse.").with_message(oxpi_ai::Message::user("Hi!"));
+//! let mut events = oxpi_ai::stream(&model, &context, StreamOptions::default());
+//! while let Some(event) = events.next().await {
+//!     if let AssistantMessageEvent::TextDelta { delta, .. } = &event {
+//!         print!("{delta}");
+//!     }
+//! }
+//! # }
+//! ```
 
+pub mod event;
+pub mod faux;
+pub mod options;
+pub mod partial_json;
+pub mod providers;
+pub mod registry;
+pub mod reply;
+pub mod stream;
 pub mod tool;
 pub mod types;
 
+pub use event::AssistantMessageEvent;
+pub use options::{ApiKey, ReasoningLevel, StreamOptions};
+pub use registry::{complete, stream, ApiProvider, ProviderRegistry};
+pub use reply::{EventSink, ReplyBuilder};
+pub use stream::AssistantMessageEventStream;
 pub use types::content::{
     AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent,
 };

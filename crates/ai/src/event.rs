@@ -1,0 +1,119 @@
+//! Stream events, in pi-ai's JSON shape (`type` tag, camelCase fields).
+//!
+//! Unlike pi-ai, delta events carry no `partial` copy of the message: cost per event is
+//! O(delta). [`crate::AssistantMessageEventStream`] accumulates the partial message for consumers
+//! that want it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::content::ToolCall;
+use crate::types::message::{AssistantMessage, StopReason};
+
+/// One event of an assistant reply's stream. Every stream ends with exactly one
+/// [`Done`](Self::Done) or [`Error`](Self::Error), then ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AssistantMessageEvent {
+    /// The reply started; `partial` holds api, provider and model with no content yet.
+    Start {
+        /// The empty message.
+        partial: AssistantMessage,
+    },
+    /// A text block started at `content_index`.
+    TextStart {
+        /// Index of the block in `content`.
+        content_index: usize,
+    },
+    /// Text appended to the block.
+    TextDelta {
+        /// Index of the block.
+        content_index: usize,
+        /// The new text.
+        delta: String,
+    },
+    /// The text block is complete.
+    TextEnd {
+        /// Index of the block.
+        content_index: usize,
+        /// The whole text of the block.
+        content: String,
+    },
+    /// A thinking block started.
+    ThinkingStart {
+        /// Index of the block.
+        content_index: usize,
+    },
+    /// Thinking appended to the block.
+    ThinkingDelta {
+        /// Index of the block.
+        content_index: usize,
+        /// The new text.
+        delta: String,
+    },
+    /// The thinking block is complete.
+    ThinkingEnd {
+        /// Index of the block.
+        content_index: usize,
+        /// The whole reasoning text.
+        content: String,
+    },
+    /// A tool call started.
+    ToolcallStart {
+        /// Index of the block.
+        content_index: usize,
+        /// The call's id (oxpi extension; pi carries it in `partial`).
+        #[serde(default)]
+        id: String,
+        /// The tool's name (oxpi extension; pi carries it in `partial`).
+        #[serde(default)]
+        name: String,
+    },
+    /// A fragment of the call's JSON arguments.
+    ToolcallDelta {
+        /// Index of the block.
+        content_index: usize,
+        /// Raw argument text.
+        delta: String,
+    },
+    /// The tool call is complete, arguments parsed.
+    ToolcallEnd {
+        /// Index of the block.
+        content_index: usize,
+        /// The finished call.
+        tool_call: ToolCall,
+    },
+    /// The reply finished (`stop`, `length` or `toolUse`).
+    Done {
+        /// Why it finished.
+        reason: StopReason,
+        /// The final message.
+        message: AssistantMessage,
+    },
+    /// The reply failed (`error`) or was cancelled (`aborted`); partial content is kept.
+    Error {
+        /// `error` or `aborted`.
+        reason: StopReason,
+        /// The final message, with `errorMessage` set.
+        error: AssistantMessage,
+    },
+}
+
+impl AssistantMessageEvent {
+    /// The final message, for the terminal events.
+    pub fn final_message(&self) -> Option<&AssistantMessage> {
+        match self {
+            Self::Done { message, .. } => Some(message),
+            Self::Error { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// True for `done` and `error`.
+    pub fn is_terminal(&self) -> bool {
+        self.final_message().is_some()
+    }
+}

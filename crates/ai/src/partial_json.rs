@@ -1,0 +1,572 @@
+//! An incremental JSON parser for streamed tool-call arguments.
+//!
+//! Fragments are pushed as they arrive; each byte is looked at once, so the total work is
+//! O(argument bytes) however the text is split. [`PartialJson::snapshot`] builds the value parsed
+//! so far on demand (for progress UIs), and [`PartialJson::finish`] returns the complete value or
+//! an error that says what was wrong.
+//!
+//! ```
+//! use oxpi_ai::partial_json::PartialJson;
+//!
+//! let mut p = PartialJson::new();
+//! p.push(r#"{"path": "no"#);
+//! assert_eq!(p.snapshot(), Some(serde_json::json!({"path": "no"})));
+//! p.push(r#"te.txt", "limit": 3}"#);
+//! assert_eq!(p.finish().unwrap(), serde_json::json!({"path": "note.txt", "limit": 3}));
+//! ```
+
+use serde_json::{Map, Number, Value};
+
+/// Why streamed JSON could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartialJsonError {
+    /// A character that cannot appear where it did.
+    #[error("unexpected character {ch:?} at byte {offset}")]
+    Unexpected {
+        /// The character.
+        ch: char,
+        /// Byte offset in the whole input.
+        offset: usize,
+    },
+    /// A number that is not valid JSON.
+    #[error("invalid number {text:?} at byte {offset}")]
+    InvalidNumber {
+        /// The number's text.
+        text: String,
+        /// Byte offset where it ended.
+        offset: usize,
+    },
+    /// A `\u` escape that does not form a valid character.
+    #[error("invalid unicode escape at byte {offset}")]
+    InvalidEscape {
+        /// Byte offset.
+        offset: usize,
+    },
+    /// The input ended before the value was complete.
+    #[error("unexpected end of JSON input after {offset} bytes")]
+    Incomplete {
+        /// Bytes received.
+        offset: usize,
+    },
+    /// No value at all.
+    #[error("empty input")]
+    Empty,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// A value (root, after `:` or after `,` in an array).
+    Value,
+    /// A value or `]` right after `[`.
+    ValueOrArrayEnd,
+    /// A key or `}` right after `{`.
+    KeyOrObjectEnd,
+    /// A key after `,` in an object.
+    Key,
+    /// `:` after a key.
+    Colon,
+    /// `,` or the closing bracket of the current container.
+    CommaOrEnd,
+    /// The root value is complete; only whitespace may follow.
+    End,
+}
+
+#[derive(Debug, Clone)]
+enum Frame {
+    Array(Vec<Value>),
+    Object(Map<String, Value>, Option<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    None,
+    Backslash,
+    Unicode { digits: u8, code: u32 },
+}
+
+#[derive(Debug, Clone)]
+enum Token {
+    None,
+    Str {
+        buf: String,
+        is_key: bool,
+        escape: Escape,
+        high_surrogate: Option<u32>,
+    },
+    Number(String),
+    Literal {
+        text: &'static str,
+        matched: usize,
+    },
+}
+
+/// Push parser for one JSON value. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct PartialJson {
+    stack: Vec<Frame>,
+    expect: Expect,
+    token: Token,
+    root: Option<Value>,
+    offset: usize,
+    error: Option<PartialJsonError>,
+}
+
+impl Default for PartialJson {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PartialJson {
+    /// A parser with no input yet.
+    pub fn new() -> Self {
+        Self {
+            stack: Vec::new(),
+            expect: Expect::Value,
+            token: Token::None,
+            root: None,
+            offset: 0,
+            error: None,
+        }
+    }
+
+    /// Bytes pushed so far.
+    pub fn len(&self) -> usize {
+        self.offset
+    }
+
+    /// True before any input.
+    pub fn is_empty(&self) -> bool {
+        self.offset == 0
+    }
+
+    /// The first error met, if any. Input after an error is ignored.
+    pub fn error(&self) -> Option<&PartialJsonError> {
+        self.error.as_ref()
+    }
+
+    /// Feeds the next fragment.
+    pub fn push(&mut self, fragment: &str) {
+        if self.error.is_some() {
+            return;
+        }
+        for ch in fragment.chars() {
+            if let Err(e) = self.step(ch) {
+                self.error = Some(e);
+                return;
+            }
+            self.offset += ch.len_utf8();
+        }
+    }
+
+    fn step(&mut self, ch: char) -> Result<(), PartialJsonError> {
+        match &mut self.token {
+            Token::Str { .. } => return self.string_char(ch),
+            Token::Number(buf) => {
+                if matches!(ch, '0'..='9' | '-' | '+' | '.' | 'e' | 'E') {
+                    buf.push(ch);
+                    return Ok(());
+                }
+                self.finish_number()?;
+            }
+            Token::Literal { text, matched } => {
+                let expected = text.as_bytes().get(*matched).copied().map(char::from);
+                if expected != Some(ch) {
+                    return Err(self.unexpected(ch));
+                }
+                *matched += 1;
+                if *matched == text.len() {
+                    let value = match *text {
+                        "true" => Value::Bool(true),
+                        "false" => Value::Bool(false),
+                        _ => Value::Null,
+                    };
+                    self.token = Token::None;
+                    self.complete_value(value);
+                }
+                return Ok(());
+            }
+            Token::None => {}
+        }
+        self.structural(ch)
+    }
+
+    fn structural(&mut self, ch: char) -> Result<(), PartialJsonError> {
+        if matches!(ch, ' ' | '\t' | '\n' | '\r') {
+            return Ok(());
+        }
+        match (self.expect, ch) {
+            (Expect::ValueOrArrayEnd, ']') => self.close(ch),
+            (Expect::Value | Expect::ValueOrArrayEnd, _) => self.start_value(ch),
+            (Expect::KeyOrObjectEnd, '}') => self.close(ch),
+            (Expect::KeyOrObjectEnd | Expect::Key, '"') => {
+                self.token = Token::Str {
+                    buf: String::new(),
+                    is_key: true,
+                    escape: Escape::None,
+                    high_surrogate: None,
+                };
+                Ok(())
+            }
+            (Expect::Colon, ':') => {
+                self.expect = Expect::Value;
+                Ok(())
+            }
+            (Expect::CommaOrEnd, ',') => {
+                self.expect = match self.stack.last() {
+                    Some(Frame::Array(_)) => Expect::Value,
+                    _ => Expect::Key,
+                };
+                Ok(())
+            }
+            (Expect::CommaOrEnd, ']' | '}') => self.close(ch),
+            _ => Err(self.unexpected(ch)),
+        }
+    }
+
+    fn start_value(&mut self, ch: char) -> Result<(), PartialJsonError> {
+        match ch {
+            '{' => {
+                self.stack.push(Frame::Object(Map::new(), None));
+                self.expect = Expect::KeyOrObjectEnd;
+            }
+            '[' => {
+                self.stack.push(Frame::Array(Vec::new()));
+                self.expect = Expect::ValueOrArrayEnd;
+            }
+            '"' => {
+                self.token = Token::Str {
+                    buf: String::new(),
+                    is_key: false,
+                    escape: Escape::None,
+                    high_surrogate: None,
+                }
+            }
+            '-' | '0'..='9' => self.token = Token::Number(ch.to_string()),
+            't' => {
+                self.token = Token::Literal {
+                    text: "true",
+                    matched: 1,
+                }
+            }
+            'f' => {
+                self.token = Token::Literal {
+                    text: "false",
+                    matched: 1,
+                }
+            }
+            'n' => {
+                self.token = Token::Literal {
+                    text: "null",
+                    matched: 1,
+                }
+            }
+            _ => return Err(self.unexpected(ch)),
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, ch: char) -> Result<(), PartialJsonError> {
+        let value = match (self.stack.pop(), ch) {
+            (Some(Frame::Array(items)), ']') => Value::Array(items),
+            (Some(Frame::Object(map, None)), '}') => Value::Object(map),
+            (frame, _) => {
+                if let Some(frame) = frame {
+                    self.stack.push(frame);
+                }
+                return Err(self.unexpected(ch));
+            }
+        };
+        self.complete_value(value);
+        Ok(())
+    }
+
+    fn complete_value(&mut self, value: Value) {
+        match self.stack.last_mut() {
+            None => {
+                self.root = Some(value);
+                self.expect = Expect::End;
+            }
+            Some(Frame::Array(items)) => {
+                items.push(value);
+                self.expect = Expect::CommaOrEnd;
+            }
+            Some(Frame::Object(map, key)) => {
+                if let Some(key) = key.take() {
+                    map.insert(key, value);
+                }
+                self.expect = Expect::CommaOrEnd;
+            }
+        }
+    }
+
+    fn finish_number(&mut self) -> Result<(), PartialJsonError> {
+        let Token::Number(text) = std::mem::replace(&mut self.token, Token::None) else {
+            return Ok(());
+        };
+        let number = parse_number(&text).ok_or(PartialJsonError::InvalidNumber {
+            text,
+            offset: self.offset,
+        })?;
+        self.complete_value(Value::Number(number));
+        Ok(())
+    }
+
+    fn string_char(&mut self, ch: char) -> Result<(), PartialJsonError> {
+        let offset = self.offset;
+        let Token::Str {
+            buf,
+            is_key,
+            escape,
+            high_surrogate,
+        } = &mut self.token
+        else {
+            return Ok(());
+        };
+        match *escape {
+            Escape::None => match ch {
+                '"' => {
+                    if high_surrogate.is_some() {
+                        return Err(PartialJsonError::InvalidEscape { offset });
+                    }
+                    let text = std::mem::take(buf);
+                    let is_key = *is_key;
+                    self.token = Token::None;
+                    if is_key {
+                        if let Some(Frame::Object(_, key)) = self.stack.last_mut() {
+                            *key = Some(text);
+                        }
+                        self.expect = Expect::Colon;
+                    } else {
+                        self.complete_value(Value::String(text));
+                    }
+                }
+                '\\' => *escape = Escape::Backslash,
+                c if (c as u32) < 0x20 => return Err(PartialJsonError::Unexpected { ch, offset }),
+                c => {
+                    if high_surrogate.is_some() {
+                        return Err(PartialJsonError::InvalidEscape { offset });
+                    }
+                    buf.push(c);
+                }
+            },
+            Escape::Backslash => {
+                if high_surrogate.is_some() && ch != 'u' {
+                    return Err(PartialJsonError::InvalidEscape { offset });
+                }
+                let decoded = match ch {
+                    '"' => '"',
+                    '\\' => '\\',
+                    '/' => '/',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    'u' => {
+                        *escape = Escape::Unicode { digits: 0, code: 0 };
+                        return Ok(());
+                    }
+                    _ => return Err(PartialJsonError::Unexpected { ch, offset }),
+                };
+                buf.push(decoded);
+                *escape = Escape::None;
+            }
+            Escape::Unicode { digits, code } => {
+                let digit = ch
+                    .to_digit(16)
+                    .ok_or(PartialJsonError::InvalidEscape { offset })?;
+                let code = code * 16 + digit;
+                if digits < 3 {
+                    *escape = Escape::Unicode {
+                        digits: digits + 1,
+                        code,
+                    };
+                    return Ok(());
+                }
+                *escape = Escape::None;
+                let scalar = match (high_surrogate.take(), code) {
+                    (None, 0xD800..=0xDBFF) => {
+                        *high_surrogate = Some(code);
+                        return Ok(());
+                    }
+                    (None, 0xDC00..=0xDFFF) => {
+                        return Err(PartialJsonError::InvalidEscape { offset })
+                    }
+                    (None, c) => c,
+                    (Some(high), low @ 0xDC00..=0xDFFF) => {
+                        0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    (Some(_), _) => return Err(PartialJsonError::InvalidEscape { offset }),
+                };
+                buf.push(char::from_u32(scalar).ok_or(PartialJsonError::InvalidEscape { offset })?);
+            }
+        }
+        Ok(())
+    }
+
+    fn unexpected(&self, ch: char) -> PartialJsonError {
+        PartialJsonError::Unexpected {
+            ch,
+            offset: self.offset,
+        }
+    }
+
+    /// The value parsed so far, with open strings, arrays and objects closed where they stand
+    /// and an unfinished key, literal or number left out. `None` before any value starts.
+    /// Costs O(size of the value); call it when you need it, not per fragment.
+    pub fn snapshot(&self) -> Option<Value> {
+        if let Some(root) = &self.root {
+            return Some(root.clone());
+        }
+        let mut pending: Option<Value> = match &self.token {
+            Token::Str {
+                buf, is_key: false, ..
+            } => Some(Value::String(buf.clone())),
+            Token::Number(text) => parse_number(text).map(Value::Number),
+            _ => None,
+        };
+        for frame in self.stack.iter().rev() {
+            let value = match frame {
+                Frame::Array(items) => {
+                    let mut items = items.clone();
+                    items.extend(pending.take());
+                    Value::Array(items)
+                }
+                Frame::Object(map, key) => {
+                    let mut map = map.clone();
+                    if let (Some(key), Some(value)) = (key, pending.take()) {
+                        map.insert(key.clone(), value);
+                    }
+                    Value::Object(map)
+                }
+            };
+            pending = Some(value);
+        }
+        pending
+    }
+
+    /// Ends the input and returns the value, or why it is not valid JSON.
+    pub fn finish(mut self) -> Result<Value, PartialJsonError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if matches!(self.token, Token::Number(_)) && self.stack.is_empty() {
+            self.finish_number()?;
+        }
+        match self.root.take() {
+            Some(root) => Ok(root),
+            None if self.offset == 0
+                || (self.stack.is_empty() && matches!(self.token, Token::None)) =>
+            {
+                Err(PartialJsonError::Empty)
+            }
+            None => Err(PartialJsonError::Incomplete {
+                offset: self.offset,
+            }),
+        }
+    }
+}
+
+fn parse_number(text: &str) -> Option<Number> {
+    // serde_json accepts exactly JSON's number grammar here.
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Number(n)) => Some(n),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_split(text: &str, size: usize) -> Result<Value, PartialJsonError> {
+        let mut p = PartialJson::new();
+        let chars: Vec<char> = text.chars().collect();
+        for chunk in chars.chunks(size.max(1)) {
+            p.push(&chunk.iter().collect::<String>());
+        }
+        p.finish()
+    }
+
+    #[test]
+    fn every_split_of_valid_json_gives_the_whole_value() {
+        let samples = [
+            r#"{"path":"note.txt","offset":1,"limit":20}"#,
+            r#" { "a" : [1, -2.5e3, true, false, null, {"b": []}, "x\"y\\z\u00e9\ud83d\ude00\n"] , "c": {} } "#,
+            r#"[]"#,
+            r#""just a string""#,
+            r#"12345"#,
+            r#"{"emoji":"本次验证代号","n":0,"neg":-0.0,"big":12345678901234567890}"#,
+        ];
+        for text in samples {
+            let whole: Value = serde_json::from_str(text).unwrap();
+            for size in 1..=text.chars().count() {
+                assert_eq!(
+                    parse_split(text, size),
+                    Ok(whole.clone()),
+                    "{text} split by {size}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn snapshot_shows_progress() {
+        let mut p = PartialJson::new();
+        assert_eq!(p.snapshot(), None);
+        p.push(r#"{"items": [1, 2"#);
+        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2]})));
+        p.push(r#"], "na"#);
+        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2]})));
+        p.push(r#"me": "ab"#);
+        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2], "name": "ab"})));
+        p.push(r#"c", "ok": tr"#);
+        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2], "name": "abc"})));
+    }
+
+    #[test]
+    fn invalid_input_is_an_error_not_a_panic() {
+        let cases = [
+            (r#"{"a":1"#, PartialJsonError::Incomplete { offset: 6 }),
+            (
+                r#"{"a" 1}"#,
+                PartialJsonError::Unexpected { ch: '1', offset: 5 },
+            ),
+            (
+                r#"{"a":1}}"#,
+                PartialJsonError::Unexpected { ch: '}', offset: 7 },
+            ),
+            (
+                r#"{"a":tru}"#,
+                PartialJsonError::Unexpected { ch: '}', offset: 8 },
+            ),
+            (
+                r#"{"a":1,}"#,
+                PartialJsonError::Unexpected { ch: '}', offset: 7 },
+            ),
+            (
+                r#"[1,]"#,
+                PartialJsonError::Unexpected { ch: ']', offset: 3 },
+            ),
+            ("", PartialJsonError::Empty),
+            ("   ", PartialJsonError::Empty),
+            (
+                r#"{"a":"\ud800"}"#,
+                PartialJsonError::InvalidEscape { offset: 12 },
+            ),
+            (
+                r#"{"a":01x}"#,
+                PartialJsonError::InvalidNumber {
+                    text: "01".into(),
+                    offset: 7,
+                },
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_split(text, 1), Err(expected.clone()), "{text:?}");
+            assert_eq!(parse_split(text, 1000), Err(expected), "{text:?} whole");
+        }
+    }
+}

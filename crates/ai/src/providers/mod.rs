@@ -1,0 +1,3 @@
+//! Wire APIs. Each provider lives in its own folder: wire types, conversion, stream processing.
+
+pub mod openai_completions;

@@ -1,0 +1,167 @@
+//! Provider dispatch: each wire API is an [`ApiProvider`]; a [`ProviderRegistry`] picks one by
+//! `model.api`. Users add their own providers to a registry of their own.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use crate::event::AssistantMessageEvent;
+use crate::options::StreamOptions;
+use crate::reply::EventSink;
+use crate::stream::AssistantMessageEventStream;
+use crate::types::context::Context;
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+
+/// One wire API (e.g. `openai-completions`).
+///
+/// `stream` runs the whole request, sending events to `sink`. It should end with exactly one
+/// terminal event; if it returns (or panics) without one, the registry sends an `error` event.
+/// It must watch `options.cancel` and end with `aborted` when it fires.
+pub trait ApiProvider: Send + Sync + 'static {
+    /// The `model.api` value this provider serves.
+    fn api(&self) -> &str;
+
+    /// Runs one request.
+    fn stream(
+        &self,
+        model: Model,
+        context: Context,
+        options: StreamOptions,
+        sink: EventSink,
+    ) -> BoxFuture<'static, ()>;
+}
+
+/// Providers by API name.
+#[derive(Clone, Default)]
+pub struct ProviderRegistry {
+    providers: HashMap<String, Arc<dyn ApiProvider>>,
+}
+
+impl std::fmt::Debug for ProviderRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut apis: Vec<&String> = self.providers.keys().collect();
+        apis.sort();
+        f.debug_struct("ProviderRegistry")
+            .field("apis", &apis)
+            .finish()
+    }
+}
+
+impl ProviderRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry with every built-in provider.
+    pub fn with_builtins() -> Self {
+        let mut registry = Self::new();
+        registry.register(crate::providers::openai_completions::OpenAiCompletionsProvider::new());
+        registry
+    }
+
+    /// The shared registry of built-in providers used by [`crate::stream()`].
+    pub fn builtins() -> &'static ProviderRegistry {
+        static BUILTINS: OnceLock<ProviderRegistry> = OnceLock::new();
+        BUILTINS.get_or_init(Self::with_builtins)
+    }
+
+    /// Adds (or replaces) the provider for its API.
+    pub fn register(&mut self, provider: impl ApiProvider) -> &mut Self {
+        self.providers
+            .insert(provider.api().to_string(), Arc::new(provider));
+        self
+    }
+
+    /// The provider for `api`.
+    pub fn get(&self, api: &str) -> Option<Arc<dyn ApiProvider>> {
+        self.providers.get(api).cloned()
+    }
+
+    /// Starts a request on the provider for `model.api`. Must be called inside a Tokio runtime;
+    /// outside one, and for an unknown API, the stream holds a single `error` event.
+    pub fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let cancel = options.cancel.child_token();
+        let (sink, stream) =
+            AssistantMessageEventStream::channel(Some(cancel.clone().drop_guard()));
+        let options = StreamOptions { cancel, ..options };
+        let fail_now = |sink: &EventSink, text: String| {
+            sink.try_send(error_event(model, text));
+        };
+        let Some(provider) = self.get(&model.api) else {
+            fail_now(
+                &sink,
+                format!("No provider registered for api \"{}\"", model.api),
+            );
+            return stream;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            fail_now(
+                &sink,
+                "oxpi-ai streams must be started inside a Tokio runtime".into(),
+            );
+            return stream;
+        };
+        let work = provider.stream(model.clone(), context.clone(), options, sink.clone());
+        let model = model.clone();
+        runtime.spawn(async move {
+            let outcome = AssertUnwindSafe(work).catch_unwind().await;
+            if !sink.terminal_sent() {
+                let text = match outcome {
+                    Ok(()) => "provider ended the stream without a done or error event".to_string(),
+                    Err(panic) => format!("provider panicked: {}", panic_text(&*panic)),
+                };
+                sink.send(error_event(&model, text)).await;
+            }
+        });
+        stream
+    }
+}
+
+fn error_event(model: &Model, text: String) -> AssistantMessageEvent {
+    let mut error = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+    error.stop_reason = StopReason::Error;
+    error.error_message = Some(text);
+    AssistantMessageEvent::Error {
+        reason: StopReason::Error,
+        error,
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Streams a reply from the built-in provider for `model.api`. See [`ProviderRegistry::stream`].
+pub fn stream(
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessageEventStream {
+    ProviderRegistry::builtins().stream(model, context, options)
+}
+
+/// Streams a reply and returns the final message (errors are in `stop_reason`/`error_message`).
+pub async fn complete(
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessage {
+    stream(model, context, options).result().await
+}

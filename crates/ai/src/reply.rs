@@ -1,0 +1,380 @@
+//! The provider side of a stream: [`ReplyBuilder`] turns provider fragments into events and the
+//! final message, so every provider emits the same event grammar (blocks open and close in order,
+//! exactly one terminal event).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::event::AssistantMessageEvent;
+use crate::types::content::{AssistantContent, TextContent, ThinkingContent, ToolCall};
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+use crate::types::usage::Usage;
+
+/// Where a provider sends its events. Dropping the consumer closes it; sends then do nothing.
+/// After the first terminal event (`done` or `error`) every later event is dropped, so a stream
+/// never has two.
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    tx: mpsc::Sender<AssistantMessageEvent>,
+    terminal_sent: Arc<AtomicBool>,
+}
+
+impl EventSink {
+    pub(crate) fn new(tx: mpsc::Sender<AssistantMessageEvent>) -> Self {
+        Self {
+            tx,
+            terminal_sent: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Sends one event; `false` when the consumer has gone away or the stream already ended.
+    pub async fn send(&self, event: AssistantMessageEvent) -> bool {
+        if self.terminal_sent() {
+            tracing::debug!("event after the terminal event dropped");
+            return false;
+        }
+        if event.is_terminal() {
+            self.terminal_sent.store(true, Ordering::SeqCst);
+        }
+        self.tx.send(event).await.is_ok()
+    }
+
+    /// Sends without waiting (used where no runtime may exist); `false` if it could not.
+    pub(crate) fn try_send(&self, event: AssistantMessageEvent) -> bool {
+        if self.terminal_sent() {
+            return false;
+        }
+        if event.is_terminal() {
+            self.terminal_sent.store(true, Ordering::SeqCst);
+        }
+        self.tx.try_send(event).is_ok()
+    }
+
+    /// True once `done` or `error` was sent.
+    pub fn terminal_sent(&self) -> bool {
+        self.terminal_sent.load(Ordering::SeqCst)
+    }
+
+    /// True when the consumer has gone away.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+#[derive(Debug)]
+enum OpenBlock {
+    Text(usize),
+    Thinking(usize),
+    ToolCall { index: usize, raw: String },
+}
+
+/// Builds one assistant reply from provider fragments and emits the matching events.
+///
+/// Text and thinking deltas go to the open block of their kind (opening one if needed); a tool
+/// call opens with [`tool_call_start`](Self::tool_call_start) and takes raw argument fragments.
+/// Starting a block closes the open one. [`finish`](Self::finish) and [`fail`](Self::fail) close
+/// everything and send the one terminal event.
+#[derive(Debug)]
+pub struct ReplyBuilder {
+    message: AssistantMessage,
+    sink: EventSink,
+    open: Option<OpenBlock>,
+    started: bool,
+}
+
+impl ReplyBuilder {
+    /// A builder for a reply from `model`.
+    pub fn new(model: &Model, sink: EventSink) -> Self {
+        Self {
+            message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
+            sink,
+            open: None,
+            started: false,
+        }
+    }
+
+    /// The message so far (tool calls in progress have empty arguments).
+    pub fn message(&self) -> &AssistantMessage {
+        &self.message
+    }
+
+    /// True once any content block was opened.
+    pub fn has_content(&self) -> bool {
+        !self.message.content.is_empty()
+    }
+
+    /// Sets the provider's response id.
+    pub fn set_response_id(&mut self, id: impl Into<String>) {
+        self.message.response_id = Some(id.into());
+    }
+
+    /// Replaces the usage; cost is computed by the caller (see [`Model::calculate_cost`]).
+    pub fn set_usage(&mut self, usage: Usage) {
+        self.message.usage = usage;
+    }
+
+    /// Sends `start` once.
+    pub async fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            let partial = self.message.clone();
+            self.sink
+                .send(AssistantMessageEvent::Start { partial })
+                .await;
+        }
+    }
+
+    /// Appends text, opening a text block if the open block is not text.
+    pub async fn text(&mut self, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        self.start().await;
+        let index = match self.open {
+            Some(OpenBlock::Text(i)) => i,
+            _ => {
+                self.close_open().await;
+                let i = self.message.content.len();
+                self.message
+                    .content
+                    .push(AssistantContent::Text(TextContent::default()));
+                self.open = Some(OpenBlock::Text(i));
+                self.sink
+                    .send(AssistantMessageEvent::TextStart { content_index: i })
+                    .await;
+                i
+            }
+        };
+        if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
+            t.text.push_str(delta);
+        }
+        self.sink
+            .send(AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: delta.to_string(),
+            })
+            .await;
+    }
+
+    /// Appends reasoning, opening a thinking block if needed.
+    pub async fn thinking(&mut self, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        self.start().await;
+        let index = match self.open {
+            Some(OpenBlock::Thinking(i)) => i,
+            _ => {
+                self.close_open().await;
+                let i = self.message.content.len();
+                self.message
+                    .content
+                    .push(AssistantContent::Thinking(ThinkingContent::default()));
+                self.open = Some(OpenBlock::Thinking(i));
+                self.sink
+                    .send(AssistantMessageEvent::ThinkingStart { content_index: i })
+                    .await;
+                i
+            }
+        };
+        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
+            t.thinking.push_str(delta);
+        }
+        self.sink
+            .send(AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta: delta.to_string(),
+            })
+            .await;
+    }
+
+    /// Sets the signature of the open thinking block (or of the last one).
+    pub fn thinking_signature(&mut self, signature: impl Into<String>) {
+        let signature = signature.into();
+        if let Some(AssistantContent::Thinking(t)) = self
+            .message
+            .content
+            .iter_mut()
+            .rev()
+            .find(|c| matches!(c, AssistantContent::Thinking(_)))
+        {
+            t.thinking_signature
+                .get_or_insert_with(String::new)
+                .push_str(&signature);
+        }
+    }
+
+    /// Opens a tool call and returns its content index.
+    pub async fn tool_call_start(
+        &mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+    ) -> usize {
+        self.start().await;
+        self.close_open().await;
+        let (id, name) = (id.into(), name.into());
+        let index = self.message.content.len();
+        self.message
+            .content
+            .push(AssistantContent::ToolCall(ToolCall::new(
+                id.clone(),
+                name.clone(),
+                Map::new(),
+            )));
+        self.open = Some(OpenBlock::ToolCall {
+            index,
+            raw: String::new(),
+        });
+        self.sink
+            .send(AssistantMessageEvent::ToolcallStart {
+                content_index: index,
+                id,
+                name,
+            })
+            .await;
+        index
+    }
+
+    /// Content index of the open tool call, if a tool call is open.
+    pub fn open_tool_call(&self) -> Option<usize> {
+        match self.open {
+            Some(OpenBlock::ToolCall { index, .. }) => Some(index),
+            _ => None,
+        }
+    }
+
+    /// Mutable access to the open tool call (to fill in a late id or name).
+    pub fn open_tool_call_mut(&mut self) -> Option<&mut ToolCall> {
+        let index = self.open_tool_call()?;
+        match self.message.content.get_mut(index) {
+            Some(AssistantContent::ToolCall(tc)) => Some(tc),
+            _ => None,
+        }
+    }
+
+    /// Appends raw argument text to the open tool call. Ignored when no tool call is open.
+    pub async fn tool_call_delta(&mut self, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
+            return;
+        };
+        raw.push_str(delta);
+        let content_index = *index;
+        self.sink
+            .send(AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta: delta.to_string(),
+            })
+            .await;
+    }
+
+    /// Closes the open block, sending its `*_end` event.
+    pub async fn close_open(&mut self) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let event = match open {
+            OpenBlock::Text(i) => match self.message.content.get(i) {
+                Some(AssistantContent::Text(t)) => AssistantMessageEvent::TextEnd {
+                    content_index: i,
+                    content: t.text.clone(),
+                },
+                _ => return,
+            },
+            OpenBlock::Thinking(i) => match self.message.content.get(i) {
+                Some(AssistantContent::Thinking(t)) => AssistantMessageEvent::ThinkingEnd {
+                    content_index: i,
+                    content: t.thinking.clone(),
+                },
+                _ => return,
+            },
+            OpenBlock::ToolCall { index, raw } => {
+                let Some(AssistantContent::ToolCall(tc)) = self.message.content.get_mut(index)
+                else {
+                    return;
+                };
+                match parse_arguments(&raw) {
+                    Ok(arguments) => tc.arguments = arguments,
+                    Err(error) => tc.arguments_error = Some(error),
+                }
+                AssistantMessageEvent::ToolcallEnd {
+                    content_index: index,
+                    tool_call: tc.clone(),
+                }
+            }
+        };
+        self.sink.send(event).await;
+    }
+
+    /// Closes open blocks and sends `done` with `reason` (`stop`, `length` or `toolUse`).
+    /// Returns the final message.
+    pub async fn finish(mut self, reason: StopReason) -> AssistantMessage {
+        self.start().await;
+        self.close_open().await;
+        self.message.stop_reason = reason;
+        let message = self.message;
+        self.sink
+            .send(AssistantMessageEvent::Done {
+                reason,
+                message: message.clone(),
+            })
+            .await;
+        message
+    }
+
+    /// Closes open blocks (partial content is kept) and sends `error` with `reason`
+    /// (`error` or `aborted`) and `error_message`. Returns the final message.
+    pub async fn fail(
+        mut self,
+        reason: StopReason,
+        error_message: impl Into<String>,
+    ) -> AssistantMessage {
+        self.start().await;
+        self.close_open().await;
+        self.message.stop_reason = reason;
+        self.message.error_message = Some(error_message.into());
+        let message = self.message;
+        self.sink
+            .send(AssistantMessageEvent::Error {
+                reason,
+                error: message.clone(),
+            })
+            .await;
+        message
+    }
+}
+
+/// Parses complete tool-call arguments. Empty or blank text means no arguments (`{}`); anything
+/// else must be a JSON object. The error quotes what was received (cut to 2,000 characters).
+pub fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
+    if raw.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "Tool call arguments must be a JSON object, got: {}",
+            quote(&other.to_string())
+        )),
+        Err(e) => Err(format!(
+            "Tool call arguments are not valid JSON ({e}): {}",
+            quote(raw)
+        )),
+    }
+}
+
+fn quote(text: &str) -> String {
+    const MAX: usize = 2000;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}… ({} bytes in all)", text.len())
+    }
+}

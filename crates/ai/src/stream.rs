@@ -1,0 +1,186 @@
+//! The consumer side of a stream: [`AssistantMessageEventStream`] yields events and keeps the
+//! partial message up to date at O(delta) per event.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc;
+use tokio_util::sync::DropGuard;
+
+use crate::event::AssistantMessageEvent;
+use crate::partial_json::PartialJson;
+use crate::reply::EventSink;
+use crate::types::content::AssistantContent;
+use crate::types::message::{AssistantMessage, StopReason};
+
+/// Events of one assistant reply. Ends after exactly one `done` or `error` event.
+///
+/// Dropping it cancels the request. [`partial`](Self::partial) shows the message built so far;
+/// [`partial_arguments`](Self::partial_arguments) parses a streaming tool call's arguments
+/// incrementally (only the new bytes since the last call are parsed).
+pub struct AssistantMessageEventStream {
+    rx: mpsc::Receiver<AssistantMessageEvent>,
+    partial: Option<AssistantMessage>,
+    raw_arguments: HashMap<usize, (String, PartialJson)>,
+    finished: bool,
+    _cancel_on_drop: Option<DropGuard>,
+}
+
+impl std::fmt::Debug for AssistantMessageEventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AssistantMessageEventStream")
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Channel capacity between a provider task and its consumer.
+const CHANNEL_CAPACITY: usize = 256;
+
+impl AssistantMessageEventStream {
+    /// A connected (sink, stream) pair. A provider writes to the sink; `guard` (if any) is
+    /// dropped with the stream, cancelling the provider's work.
+    pub fn channel(guard: Option<DropGuard>) -> (EventSink, Self) {
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let stream = Self {
+            rx,
+            partial: None,
+            raw_arguments: HashMap::new(),
+            finished: false,
+            _cancel_on_drop: guard,
+        };
+        (EventSink::new(tx), stream)
+    }
+
+    /// The message as built so far (`None` before `start`). Tool calls still streaming have
+    /// empty `arguments`; see [`partial_arguments`](Self::partial_arguments).
+    pub fn partial(&self) -> Option<&AssistantMessage> {
+        self.partial.as_ref()
+    }
+
+    /// The arguments parsed so far of the tool call at `content_index`, while it streams.
+    pub fn partial_arguments(&mut self, content_index: usize) -> Option<serde_json::Value> {
+        let (raw, parser) = self.raw_arguments.get_mut(&content_index)?;
+        let fed = parser.len();
+        if let Some(rest) = raw.get(fed..) {
+            parser.push(rest);
+        }
+        parser.snapshot()
+    }
+
+    /// Awaits the end and returns the final message (also for `error`/`aborted`).
+    pub async fn result(mut self) -> AssistantMessage {
+        use futures::StreamExt;
+        let mut last = None;
+        while let Some(event) = self.next().await {
+            if let AssistantMessageEvent::Done { message, .. }
+            | AssistantMessageEvent::Error { error: message, .. } = event
+            {
+                last = Some(message);
+            }
+        }
+        last.unwrap_or_else(|| {
+            let mut m = self
+                .partial
+                .take()
+                .unwrap_or_else(|| AssistantMessage::empty("unknown", "unknown", "unknown"));
+            m.stop_reason = StopReason::Error;
+            m.error_message = Some("stream ended without a terminal event".into());
+            m
+        })
+    }
+
+    fn apply(&mut self, event: &AssistantMessageEvent) {
+        use AssistantMessageEvent as E;
+        match event {
+            E::Start { partial } => self.partial = Some(partial.clone()),
+            E::TextStart { .. } => self.push_block(AssistantContent::text("")),
+            E::ThinkingStart { .. } => self.push_block(AssistantContent::thinking("")),
+            E::ToolcallStart {
+                content_index,
+                id,
+                name,
+                ..
+            } => {
+                self.push_block(AssistantContent::ToolCall(crate::ToolCall::new(
+                    id.clone(),
+                    name.clone(),
+                    Default::default(),
+                )));
+                self.raw_arguments
+                    .insert(*content_index, (String::new(), PartialJson::new()));
+            }
+            E::TextDelta {
+                content_index,
+                delta,
+            } => {
+                if let Some(AssistantContent::Text(t)) = self.block(*content_index) {
+                    t.text.push_str(delta);
+                }
+            }
+            E::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
+                if let Some(AssistantContent::Thinking(t)) = self.block(*content_index) {
+                    t.thinking.push_str(delta);
+                }
+            }
+            E::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
+                if let Some((raw, _)) = self.raw_arguments.get_mut(content_index) {
+                    raw.push_str(delta);
+                }
+            }
+            E::ToolcallEnd {
+                content_index,
+                tool_call,
+            } => {
+                self.raw_arguments.remove(content_index);
+                if let Some(block) = self.block(*content_index) {
+                    *block = AssistantContent::ToolCall(tool_call.clone());
+                }
+            }
+            E::TextEnd { .. } | E::ThinkingEnd { .. } => {}
+            E::Done { .. } | E::Error { .. } => {
+                self.finished = true;
+                self.raw_arguments.clear();
+            }
+        }
+    }
+
+    fn push_block(&mut self, block: AssistantContent) {
+        if let Some(p) = &mut self.partial {
+            p.content.push(block);
+        }
+    }
+
+    fn block(&mut self, index: usize) -> Option<&mut AssistantContent> {
+        self.partial.as_mut()?.content.get_mut(index)
+    }
+}
+
+impl Stream for AssistantMessageEventStream {
+    type Item = AssistantMessageEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        if self.finished {
+            return Poll::Ready(None);
+        }
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(event)) => {
+                self.apply(&event);
+                Poll::Ready(Some(event))
+            }
+            Poll::Ready(None) => {
+                self.finished = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
