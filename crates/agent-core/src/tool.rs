@@ -132,7 +132,7 @@ trait ErasedTool: Send + Sync {
         &'a self,
         tool_call_id: &'a str,
         args: Map<String, Value>,
-        validator: &'a ArgumentValidator,
+        validator: Option<&'a ArgumentValidator>,
         cancel: CancellationToken,
         on_update: ToolUpdateFn,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolCallFailure>>;
@@ -154,12 +154,16 @@ impl<T: AgentTool> ErasedTool for T {
         &'a self,
         tool_call_id: &'a str,
         args: Map<String, Value>,
-        validator: &'a ArgumentValidator,
+        validator: Option<&'a ArgumentValidator>,
         cancel: CancellationToken,
         on_update: ToolUpdateFn,
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolCallFailure>> {
         async move {
-            let typed: T::Args = validator.parse(&args)?;
+            let typed: T::Args = match validator {
+                Some(validator) => validator.parse(&args)?,
+                None => serde_json::from_value(Value::Object(args))
+                    .map_err(|e| ToolError::new(format!("Invalid arguments: {e}")))?,
+            };
             Ok(self.execute(tool_call_id, typed, cancel, on_update).await?)
         }
         .boxed()
@@ -211,6 +215,11 @@ impl AgentToolHandle {
         &self.label
     }
 
+    /// Checks `args` against the tool's schema.
+    pub fn validate(&self, args: &Map<String, Value>) -> Result<(), ValidationError> {
+        self.validator.validate(args)
+    }
+
     /// Validates `args` and runs the tool.
     pub async fn execute(
         &self,
@@ -220,7 +229,20 @@ impl AgentToolHandle {
         on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolCallFailure> {
         self.inner
-            .execute_erased(tool_call_id, args, &self.validator, cancel, on_update)
+            .execute_erased(tool_call_id, args, Some(&self.validator), cancel, on_update)
+            .await
+    }
+
+    /// Runs the tool on arguments that already passed [`validate`](Self::validate).
+    pub(crate) async fn execute_validated(
+        &self,
+        tool_call_id: &str,
+        args: Map<String, Value>,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> Result<AgentToolResult, ToolCallFailure> {
+        self.inner
+            .execute_erased(tool_call_id, args, None, cancel, on_update)
             .await
     }
 }

@@ -141,8 +141,20 @@ enum Queued {
 
 struct FauxState {
     queue: VecDeque<Queued>,
-    contexts: Vec<Context>,
+    requests: Vec<FauxRequest>,
     next_id: u64,
+}
+
+/// What the faux provider saw of one request. (It keeps a summary, not the context, so that it
+/// never pins the caller's shared history.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FauxRequest {
+    /// The system prompt.
+    pub system_prompt: Option<String>,
+    /// The role of each message, in order (`user`, `assistant`, `toolResult`).
+    pub roles: Vec<&'static str>,
+    /// Names of the tools offered.
+    pub tools: Vec<String>,
 }
 
 /// The faux provider. Clones share one queue, so keep a clone to script it after registering.
@@ -174,7 +186,7 @@ impl FauxProvider {
         Self {
             state: Arc::new(Mutex::new(FauxState {
                 queue: VecDeque::new(),
-                contexts: Vec::new(),
+                requests: Vec::new(),
                 next_id: 0,
             })),
             chunk_chars: 4,
@@ -231,18 +243,23 @@ impl FauxProvider {
 
     /// Requests received so far.
     pub fn call_count(&self) -> usize {
-        self.lock().contexts.len()
+        self.lock().requests.len()
     }
 
-    /// The context of every request received, in order.
-    pub fn contexts(&self) -> Vec<Context> {
-        self.lock().contexts.clone()
+    /// A summary of every request received, in order. Use [`push_fn`](Self::push_fn) to see a
+    /// request's full context.
+    pub fn requests(&self) -> Vec<FauxRequest> {
+        self.lock().requests.clone()
     }
 
     async fn run(self, model: Model, context: Context, options: StreamOptions, sink: EventSink) {
         let queued = {
             let mut state = self.lock();
-            state.contexts.push(context.clone());
+            state.requests.push(FauxRequest {
+                system_prompt: context.system_prompt.clone(),
+                roles: context.messages.iter().map(|m| m.role()).collect(),
+                tools: context.tools.iter().map(|t| t.name.clone()).collect(),
+            });
             state.queue.pop_front()
         };
         let mut out = ReplyBuilder::new(&model, sink);
@@ -255,6 +272,7 @@ impl FauxProvider {
                 return;
             }
         };
+        drop(context);
         out.start().await;
         let has_tool_calls = reply
             .blocks

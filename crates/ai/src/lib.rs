@@ -38,7 +38,7 @@ pub use event::AssistantMessageEvent;
 pub use options::{ApiKey, ReasoningLevel, StreamOptions};
 pub use registry::{complete, stream, ApiProvider, ProviderRegistry};
 pub use reply::{EventSink, ReplyBuilder};
-pub use stream::AssistantMessageEventStream;
+pub use stream::{AssistantMessageEventStream, PartialMessage};
 pub use types::content::{
     AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent,
 };

@@ -111,10 +111,12 @@ impl ProviderRegistry {
             );
             return stream;
         };
-        let work = provider.stream(model.clone(), context.clone(), options, sink.clone());
+        let deferring = sink.deferring();
+        let work = provider.stream(model.clone(), context.clone(), options, deferring.clone());
         let model = model.clone();
         runtime.spawn(async move {
             let outcome = AssertUnwindSafe(work).catch_unwind().await;
+            deferring.flush_terminal().await;
             if !sink.terminal_sent() {
                 let text = match outcome {
                     Ok(()) => "provider ended the stream without a done or error event".to_string(),

@@ -21,6 +21,7 @@ use crate::types::usage::Usage;
 pub struct EventSink {
     tx: mpsc::Sender<AssistantMessageEvent>,
     terminal_sent: Arc<AtomicBool>,
+    deferred_terminal: Option<Arc<std::sync::Mutex<Option<AssistantMessageEvent>>>>,
 }
 
 impl EventSink {
@@ -28,6 +29,28 @@ impl EventSink {
         Self {
             tx,
             terminal_sent: Arc::new(AtomicBool::new(false)),
+            deferred_terminal: None,
+        }
+    }
+
+    /// A sink that holds the terminal event back until [`flush_terminal`](Self::flush_terminal):
+    /// the registry sends it once the provider's future has finished and dropped its request
+    /// state, so a consumer that sees `done` can append to the shared history without a copy.
+    pub(crate) fn deferring(&self) -> Self {
+        Self {
+            deferred_terminal: Some(Arc::default()),
+            ..self.clone()
+        }
+    }
+
+    /// Sends the held-back terminal event, if any.
+    pub(crate) async fn flush_terminal(&self) {
+        let held = self
+            .deferred_terminal
+            .as_ref()
+            .and_then(|slot| slot.lock().ok().and_then(|mut s| s.take()));
+        if let Some(event) = held {
+            let _ = self.tx.send(event).await;
         }
     }
 
@@ -39,6 +62,12 @@ impl EventSink {
         }
         if event.is_terminal() {
             self.terminal_sent.store(true, Ordering::SeqCst);
+            if let Some(slot) = &self.deferred_terminal {
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(event);
+                    return !self.tx.is_closed();
+                }
+            }
         }
         self.tx.send(event).await.is_ok()
     }

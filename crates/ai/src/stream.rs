@@ -22,10 +22,19 @@ use crate::types::message::{AssistantMessage, StopReason};
 /// incrementally (only the new bytes since the last call are parsed).
 pub struct AssistantMessageEventStream {
     rx: mpsc::Receiver<AssistantMessageEvent>,
-    partial: Option<AssistantMessage>,
-    raw_arguments: HashMap<usize, (String, PartialJson)>,
+    partial: PartialMessage,
     finished: bool,
     _cancel_on_drop: Option<DropGuard>,
+}
+
+/// The message a stream has built so far, updated from events at O(delta) per event.
+///
+/// Tool calls still streaming have empty `arguments`; [`partial_arguments`](Self::partial_arguments)
+/// parses their raw text incrementally on demand.
+#[derive(Debug, Clone, Default)]
+pub struct PartialMessage {
+    message: Option<AssistantMessage>,
+    raw_arguments: HashMap<usize, (String, PartialJson)>,
 }
 
 impl std::fmt::Debug for AssistantMessageEventStream {
@@ -46,8 +55,7 @@ impl AssistantMessageEventStream {
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         let stream = Self {
             rx,
-            partial: None,
-            raw_arguments: HashMap::new(),
+            partial: PartialMessage::default(),
             finished: false,
             _cancel_on_drop: guard,
         };
@@ -57,17 +65,12 @@ impl AssistantMessageEventStream {
     /// The message as built so far (`None` before `start`). Tool calls still streaming have
     /// empty `arguments`; see [`partial_arguments`](Self::partial_arguments).
     pub fn partial(&self) -> Option<&AssistantMessage> {
-        self.partial.as_ref()
+        self.partial.message()
     }
 
     /// The arguments parsed so far of the tool call at `content_index`, while it streams.
     pub fn partial_arguments(&mut self, content_index: usize) -> Option<serde_json::Value> {
-        let (raw, parser) = self.raw_arguments.get_mut(&content_index)?;
-        let fed = parser.len();
-        if let Some(rest) = raw.get(fed..) {
-            parser.push(rest);
-        }
-        parser.snapshot()
+        self.partial.partial_arguments(content_index)
     }
 
     /// Awaits the end and returns the final message (also for `error`/`aborted`).
@@ -91,11 +94,40 @@ impl AssistantMessageEventStream {
             m
         })
     }
+}
 
-    fn apply(&mut self, event: &AssistantMessageEvent) {
+impl PartialMessage {
+    /// Nothing received yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The message so far; `None` before `start`.
+    pub fn message(&self) -> Option<&AssistantMessage> {
+        self.message.as_ref()
+    }
+
+    /// Takes the message out, leaving nothing.
+    pub fn take(&mut self) -> Option<AssistantMessage> {
+        self.raw_arguments.clear();
+        self.message.take()
+    }
+
+    /// The arguments parsed so far of the tool call at `content_index`, while it streams.
+    pub fn partial_arguments(&mut self, content_index: usize) -> Option<serde_json::Value> {
+        let (raw, parser) = self.raw_arguments.get_mut(&content_index)?;
+        let fed = parser.len();
+        if let Some(rest) = raw.get(fed..) {
+            parser.push(rest);
+        }
+        parser.snapshot()
+    }
+
+    /// Applies one event.
+    pub fn apply(&mut self, event: &AssistantMessageEvent) {
         use AssistantMessageEvent as E;
         match event {
-            E::Start { partial } => self.partial = Some(partial.clone()),
+            E::Start { partial } => self.message = Some(partial.clone()),
             E::TextStart { .. } => self.push_block(AssistantContent::text("")),
             E::ThinkingStart { .. } => self.push_block(AssistantContent::thinking("")),
             E::ToolcallStart {
@@ -146,21 +178,21 @@ impl AssistantMessageEventStream {
                 }
             }
             E::TextEnd { .. } | E::ThinkingEnd { .. } => {}
-            E::Done { .. } | E::Error { .. } => {
-                self.finished = true;
+            E::Done { message, .. } | E::Error { error: message, .. } => {
                 self.raw_arguments.clear();
+                self.message = Some(message.clone());
             }
         }
     }
 
     fn push_block(&mut self, block: AssistantContent) {
-        if let Some(p) = &mut self.partial {
+        if let Some(p) = &mut self.message {
             p.content.push(block);
         }
     }
 
     fn block(&mut self, index: usize) -> Option<&mut AssistantContent> {
-        self.partial.as_mut()?.content.get_mut(index)
+        self.message.as_mut()?.content.get_mut(index)
     }
 }
 
@@ -173,7 +205,10 @@ impl Stream for AssistantMessageEventStream {
         }
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(event)) => {
-                self.apply(&event);
+                self.partial.apply(&event);
+                if event.is_terminal() {
+                    self.finished = true;
+                }
                 Poll::Ready(Some(event))
             }
             Poll::Ready(None) => {

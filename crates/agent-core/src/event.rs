@@ -1,0 +1,84 @@
+//! Agent events, in pi-agent-core's JSON shape (`type` tag, camelCase fields).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use oxpi_ai::{AssistantMessageEvent, Message, ToolResultMessage};
+
+use crate::tool::AgentToolResult;
+
+/// Something that happened during a run. Listeners see every event, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentEvent {
+    /// A run started.
+    AgentStart,
+    /// The run ended; `messages` are the ones it added.
+    AgentEnd {
+        /// Messages added by this run.
+        messages: Vec<Message>,
+        /// Why the run stopped early, if it did (max turns, a provider error…). oxpi extension.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+    /// A turn (one model request and its tool calls) started.
+    TurnStart,
+    /// A turn ended.
+    TurnEnd {
+        /// The assistant message of the turn.
+        message: Message,
+        /// The tool results of the turn, in call order.
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// A message entered the conversation (for the assistant: its reply started).
+    MessageStart {
+        /// The message (for the assistant: empty so far).
+        message: Message,
+    },
+    /// The streaming assistant message changed.
+    MessageUpdate {
+        /// The provider's event. (pi also sends the whole partial message; oxpi does not copy it
+        /// per event: see [`crate::Agent::streaming_message`].)
+        assistant_message_event: AssistantMessageEvent,
+    },
+    /// A message is complete.
+    MessageEnd {
+        /// The final message.
+        message: Message,
+    },
+    /// A tool is about to run.
+    ToolExecutionStart {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// Its arguments.
+        args: Map<String, Value>,
+    },
+    /// A running tool reported progress.
+    ToolExecutionUpdate {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// Its arguments.
+        args: Map<String, Value>,
+        /// The partial result.
+        partial_result: AgentToolResult,
+    },
+    /// A tool finished (or was refused).
+    ToolExecutionEnd {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool.
+        tool_name: String,
+        /// The result.
+        result: AgentToolResult,
+        /// True when it failed.
+        is_error: bool,
+    },
+}
