@@ -1,8 +1,30 @@
-//! OpenAI Chat Completions (`openai-completions`) and compatible servers.
+//! OpenAI Chat Completions (`openai-completions`) and every compatible server: OpenAI,
+//! OpenRouter, Groq, DeepSeek, xAI, Mistral, Cerebras, Together, llama.cpp, Ollama, vLLM,
+//! LM Studio.
+//!
+//! - [`compat`]: per-server differences, detected from the base URL, overridable per model.
+//! - [`wire`]: request and chunk types.
+//! - [`convert`]: context → request.
+//! - [`stream`]: chunks → events.
+//! - [`text_tool_calls`]: tool calls written as text by small local models.
+
+pub mod compat;
+pub mod convert;
+pub mod stream;
+pub mod text_tool_calls;
+pub mod wire;
+
+use std::time::Duration;
 
 use futures::future::BoxFuture;
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt};
+use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use reqwest_eventsource::Event;
 
+use self::compat::OpenAiCompat;
+use self::stream::ChunkProcessor;
+use self::wire::ChatChunk;
+use super::http::{api_key_env_vars, error_chain, open_event_source, resolve_api_key, OpenError};
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
@@ -10,14 +32,31 @@ use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_OPENAI_COMPLETIONS};
 
-/// The Chat Completions provider.
-#[derive(Debug, Clone, Default)]
-pub struct OpenAiCompletionsProvider {}
+/// The Chat Completions provider. Cloning shares the HTTP connection pool.
+#[derive(Debug, Clone)]
+pub struct OpenAiCompletionsProvider {
+    client: Result<reqwest::Client, String>,
+}
+
+impl Default for OpenAiCompletionsProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl OpenAiCompletionsProvider {
     /// A provider with its own HTTP client.
     pub fn new() -> Self {
-        Self {}
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)));
+        Self { client }
+    }
+
+    /// A provider using the given client (proxies, custom TLS, …).
+    pub fn with_client(client: reqwest::Client) -> Self {
+        Self { client: Ok(client) }
     }
 }
 
@@ -29,15 +68,189 @@ impl ApiProvider for OpenAiCompletionsProvider {
     fn stream(
         &self,
         model: Model,
-        _context: Context,
-        _options: StreamOptions,
+        context: Context,
+        options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(StopReason::Error, "not yet implemented")
-                .await;
+        run(self.client.clone(), model, context, options, sink).boxed()
+    }
+}
+
+async fn run(
+    client: Result<reqwest::Client, String>,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    sink: EventSink,
+) {
+    let out = ReplyBuilder::new(&model, sink);
+    let client = match client {
+        Ok(client) => client,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
         }
-        .boxed()
+    };
+    let compat = match OpenAiCompat::for_model(&model) {
+        Ok(compat) => compat,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let key = resolve_api_key(&model.provider, &options);
+    let env_vars = api_key_env_vars(&model.provider);
+    if key.is_none() && !env_vars.is_empty() {
+        let text = format!(
+            "No API key for provider {}: set {} or pass StreamOptions::api_key",
+            model.provider,
+            env_vars.join(" or ")
+        );
+        out.fail(StopReason::Error, text).await;
+        return;
+    }
+    let request = convert::build_request(&model, &context, &options, &compat);
+    let tool_names: Vec<String> = context.tools.iter().map(|t| t.name.clone()).collect();
+    drop(context);
+    let body = match serde_json::to_vec(&request) {
+        Ok(body) => body,
+        Err(e) => {
+            out.fail(
+                StopReason::Error,
+                format!("could not encode the request: {e}"),
+            )
+            .await;
+            return;
+        }
+    };
+    drop(request);
+    let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (name, value) in model.headers.iter().chain(options.headers.iter()) {
+        match (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) {
+            (Ok(name), Ok(value)) => {
+                headers.insert(name, value);
+            }
+            _ => {
+                out.fail(StopReason::Error, format!("invalid HTTP header {name:?}"))
+                    .await;
+                return;
+            }
+        }
+    }
+    if let Some(key) = &key {
+        match HeaderValue::try_from(format!("Bearer {}", key.expose())) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                headers.insert(AUTHORIZATION, value);
+            }
+            Err(_) => {
+                out.fail(
+                    StopReason::Error,
+                    "the API key contains characters not allowed in a header",
+                )
+                .await;
+                return;
+            }
+        }
+    }
+    let build = || {
+        client
+            .post(&url)
+            .headers(headers.clone())
+            .body(body.clone())
+    };
+
+    let mut processor = ChunkProcessor::new(out, &model, &compat, tool_names);
+    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+        Ok(source) => source,
+        Err(OpenError::Aborted) => {
+            processor
+                .fail(StopReason::Aborted, "Request was aborted")
+                .await;
+            return;
+        }
+        Err(OpenError::Failed(text)) => {
+            processor.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
+    drop(body);
+
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = options.cancel.cancelled() => {
+                source.close();
+                processor.fail(StopReason::Aborted, "Request was aborted").await;
+                return;
+            }
+            next = tokio::time::timeout(options.idle_timeout, source.next()) => next,
+        };
+        let event = match next {
+            Err(_) => {
+                source.close();
+                let text = format!(
+                    "The stream stalled: no data for {:.1}s (idle_timeout)",
+                    options.idle_timeout.as_secs_f64()
+                );
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+            Ok(None) | Ok(Some(Err(reqwest_eventsource::Error::StreamEnded))) => break,
+            Ok(Some(Err(e))) => {
+                source.close();
+                let text = format!("The stream was interrupted: {}", describe_stream_error(&e));
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+            Ok(Some(Ok(Event::Open))) => continue,
+            Ok(Some(Ok(Event::Message(message)))) => message,
+        };
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            source.close();
+            break;
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let chunk: ChatChunk = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                source.close();
+                let text = format!("Could not parse a stream chunk ({e}): {}", quote(data));
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+        };
+        if let Err(text) = processor.process(chunk).await {
+            source.close();
+            processor.fail(StopReason::Error, text).await;
+            return;
+        }
+    }
+    processor.finish().await;
+}
+
+fn describe_stream_error(error: &reqwest_eventsource::Error) -> String {
+    match error {
+        reqwest_eventsource::Error::Transport(e) => error_chain(e),
+        reqwest_eventsource::Error::Utf8(e) => format!("invalid UTF-8 in the stream: {e}"),
+        other => other.to_string(),
+    }
+}
+
+fn quote(data: &str) -> String {
+    const MAX: usize = 500;
+    if data.chars().count() <= MAX {
+        data.to_string()
+    } else {
+        let cut: String = data.chars().take(MAX).collect();
+        format!("{cut}… ({} bytes)", data.len())
     }
 }

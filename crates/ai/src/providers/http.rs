@@ -1,0 +1,288 @@
+//! HTTP plumbing shared by providers: API keys from the environment, opening an SSE stream with
+//! bounded, abortable retries before the first event, and readable HTTP error messages.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::header::HeaderMap;
+use reqwest::{RequestBuilder, StatusCode};
+use reqwest_eventsource::{Event, EventSource};
+use tokio_util::sync::CancellationToken;
+
+use crate::options::{ApiKey, StreamOptions};
+
+/// The environment variables that hold a provider's API key, in the order they are tried.
+pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "openai" => &["OPENAI_API_KEY"],
+        "openrouter" => &["OPENROUTER_API_KEY"],
+        "groq" => &["GROQ_API_KEY"],
+        "deepseek" => &["DEEPSEEK_API_KEY"],
+        "xai" => &["XAI_API_KEY"],
+        "cerebras" => &["CEREBRAS_API_KEY"],
+        "mistral" => &["MISTRAL_API_KEY"],
+        "together" => &["TOGETHER_API_KEY"],
+        "fireworks" => &["FIREWORKS_API_KEY"],
+        "anthropic" => &["ANTHROPIC_API_KEY"],
+        "google" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        _ => &[],
+    }
+}
+
+/// The key from `options`, else from the provider's environment variables.
+pub fn resolve_api_key(provider: &str, options: &StreamOptions) -> Option<ApiKey> {
+    if let Some(key) = &options.api_key {
+        return Some(key.clone());
+    }
+    api_key_env_vars(provider)
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()))
+        .map(ApiKey::new)
+}
+
+/// Why a stream could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// The caller cancelled.
+    Aborted,
+    /// It failed; the text says why (status and the server's own message where there is one).
+    Failed(String),
+}
+
+/// Opens an SSE stream, retrying 429, 5xx, timeouts and connection errors with exponential
+/// backoff (honouring `Retry-After`) up to `options.max_retries` times. Never retries once the
+/// response has been accepted: the generation is never requested twice.
+pub async fn open_event_source(
+    build: impl Fn() -> RequestBuilder,
+    options: &StreamOptions,
+    secret: Option<&ApiKey>,
+) -> Result<EventSource, OpenError> {
+    let mut attempt: u32 = 0;
+    loop {
+        let failure = match try_open(build(), options).await {
+            Ok(source) => return Ok(source),
+            Err(Attempt::Aborted) => return Err(OpenError::Aborted),
+            Err(Attempt::Fatal(text)) => return Err(OpenError::Failed(redact(text, secret))),
+            Err(Attempt::Retryable { text, retry_after }) => (text, retry_after),
+        };
+        let (text, retry_after) = failure;
+        if attempt >= options.max_retries {
+            let text = if attempt > 0 {
+                format!("{text} (after {} retries)", attempt)
+            } else {
+                text
+            };
+            return Err(OpenError::Failed(redact(text, secret)));
+        }
+        let backoff = options
+            .retry_base_delay
+            .saturating_mul(2u32.saturating_pow(attempt));
+        let delay = match retry_after {
+            Some(wait) if wait > options.max_retry_delay => {
+                return Err(OpenError::Failed(redact(
+                    format!(
+                        "{text} (the server asked to retry after {:.1}s, more than the {:.1}s allowed by max_retry_delay)",
+                        wait.as_secs_f64(),
+                        options.max_retry_delay.as_secs_f64()
+                    ),
+                    secret,
+                )))
+            }
+            Some(wait) => wait,
+            None => backoff.min(options.max_retry_delay),
+        };
+        tracing::debug!(
+            attempt,
+            ?delay,
+            "retrying request: {}",
+            redact(text, secret)
+        );
+        if !sleep_unless_cancelled(delay, &options.cancel).await {
+            return Err(OpenError::Aborted);
+        }
+        attempt += 1;
+    }
+}
+
+enum Attempt {
+    Aborted,
+    Fatal(String),
+    Retryable {
+        text: String,
+        retry_after: Option<Duration>,
+    },
+}
+
+async fn try_open(
+    request: RequestBuilder,
+    options: &StreamOptions,
+) -> Result<EventSource, Attempt> {
+    let mut source = EventSource::new(request)
+        .map_err(|e| Attempt::Fatal(format!("could not build the request: {e}")))?;
+    source.set_retry_policy(Box::new(reqwest_eventsource::retry::Never));
+    let first = tokio::select! {
+        biased;
+        _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
+        first = tokio::time::timeout(options.request_timeout, source.next()) => first,
+    };
+    let first = match first {
+        Err(_) => {
+            return Err(Attempt::Retryable {
+                text: format!(
+                    "no response within {:.1}s (request_timeout)",
+                    options.request_timeout.as_secs_f64()
+                ),
+                retry_after: None,
+            })
+        }
+        Ok(first) => first,
+    };
+    match first {
+        Some(Ok(Event::Open)) => Ok(source),
+        Some(Ok(Event::Message(_))) => Err(Attempt::Fatal(
+            "the stream sent an event before opening".into(),
+        )),
+        None | Some(Err(reqwest_eventsource::Error::StreamEnded)) => Err(Attempt::Retryable {
+            text: "the connection closed before a response".into(),
+            retry_after: None,
+        }),
+        Some(Err(reqwest_eventsource::Error::InvalidStatusCode(status, response))) => {
+            let retry_after = retry_after(response.headers());
+            let body = read_body(response).await;
+            let text = http_error_text(status, &body);
+            if is_retryable(status) {
+                Err(Attempt::Retryable { text, retry_after })
+            } else {
+                Err(Attempt::Fatal(text))
+            }
+        }
+        Some(Err(reqwest_eventsource::Error::InvalidContentType(content_type, response))) => {
+            let status = response.status();
+            let body = read_body(response).await;
+            let content_type = content_type.to_str().unwrap_or("?").to_string();
+            Err(Attempt::Fatal(format!(
+                "expected an event stream but got {status} with content-type {content_type}: {}",
+                error_message_from_body(&body)
+            )))
+        }
+        Some(Err(reqwest_eventsource::Error::Transport(e))) => Err(Attempt::Retryable {
+            text: format!("connection error: {}", error_chain(&e)),
+            retry_after: None,
+        }),
+        Some(Err(e)) => Err(Attempt::Fatal(format!("could not open the stream: {e}"))),
+    }
+}
+
+/// True for 408, 409, 429 and 5xx (including Anthropic's 529).
+pub fn is_retryable(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
+}
+
+/// `Retry-After` (seconds) or `retry-after-ms`, when present and sane.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let secs = get("retry-after")?.parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}
+
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+async fn read_body(response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(Ok(chunk)) = stream.next().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY {
+            body.truncate(MAX_ERROR_BODY);
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// `401 Incorrect API key provided…`: the status code and the server's own message.
+pub fn http_error_text(status: StatusCode, body: &str) -> String {
+    let message = error_message_from_body(body);
+    if message.is_empty() {
+        format!(
+            "{} {} (no body)",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("error")
+        )
+    } else {
+        format!("{} {}", status.as_u16(), message)
+    }
+}
+
+/// The `error.message` (or `message`, or `error`) of a JSON error body, else the body itself,
+/// shortened to 1,000 characters.
+pub fn error_message_from_body(body: &str) -> String {
+    let body = body.trim();
+    let from_json = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let v = match &v {
+                serde_json::Value::Array(items) => items.first().cloned().unwrap_or_default(),
+                _ => v,
+            };
+            let error = v.get("error").cloned().unwrap_or_default();
+            error
+                .get("message")
+                .and_then(|m| m.as_str())
+                .or_else(|| error.as_str())
+                .or_else(|| v.get("message").and_then(|m| m.as_str()))
+                .or_else(|| v.get("detail").and_then(|m| m.as_str()))
+                .map(str::to_string)
+        });
+    let text = from_json.unwrap_or_else(|| body.to_string());
+    if text.chars().count() > 1000 {
+        let cut: String = text.chars().take(1000).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}
+
+/// An error and its causes, joined with `: `.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Removes the API key from a text (servers sometimes echo it back).
+pub fn redact(text: String, secret: Option<&ApiKey>) -> String {
+    match secret {
+        Some(key) if key.expose().len() >= 4 && text.contains(key.expose()) => {
+            text.replace(key.expose(), "<redacted>")
+        }
+        _ => text,
+    }
+}
+
+/// Sleeps; `false` when cancelled first.
+pub async fn sleep_unless_cancelled(delay: Duration, cancel: &CancellationToken) -> bool {
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => false,
+        _ = tokio::time::sleep(delay) => true,
+    }
+}

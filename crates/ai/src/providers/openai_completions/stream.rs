@@ -1,0 +1,254 @@
+//! Chat Completions stream chunks → events, through [`ReplyBuilder`].
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::compat::OpenAiCompat;
+use super::text_tool_calls::{parse_text_tool_calls, TextToolCallDetector};
+use super::wire::{ChatChunk, ChunkUsage};
+use crate::reply::ReplyBuilder;
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+use crate::types::usage::Usage;
+
+/// Turns parsed chunks into events and, at the end, the final message.
+#[derive(Debug)]
+pub struct ChunkProcessor {
+    out: ReplyBuilder,
+    model: Model,
+    tool_names: Vec<String>,
+    text_calls: Option<TextToolCallDetector>,
+    current_tool: Option<u64>,
+    finished_tools: HashSet<u64>,
+    finish_reason: Option<String>,
+    usage: Option<ChunkUsage>,
+}
+
+impl ChunkProcessor {
+    /// A processor for a reply from `model` to a request that offered `tool_names`.
+    pub fn new(
+        out: ReplyBuilder,
+        model: &Model,
+        compat: &OpenAiCompat,
+        tool_names: Vec<String>,
+    ) -> Self {
+        Self {
+            out,
+            model: model.clone(),
+            tool_names,
+            text_calls: compat
+                .tool_calls_in_text
+                .then(TextToolCallDetector::default),
+            current_tool: None,
+            finished_tools: HashSet::new(),
+            finish_reason: None,
+            usage: None,
+        }
+    }
+
+    /// True once a finish_reason arrived.
+    pub fn has_finish_reason(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// Applies one chunk. An error chunk or an impossible fragment is returned as `Err(text)`.
+    pub async fn process(&mut self, chunk: ChatChunk) -> Result<(), String> {
+        self.out.start().await;
+        if let Some(error) = chunk.error {
+            return Err(format!("the server sent an error: {}", error_text(&error)));
+        }
+        if let Some(id) = chunk.id.filter(|id| !id.is_empty()) {
+            if self.out.message().response_id.is_none() {
+                self.out.set_response_id(id);
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage);
+        }
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return Ok(());
+        };
+        if let Some(usage) = choice.usage {
+            self.usage = Some(usage);
+        }
+        let delta = choice.delta;
+        let reasoning = delta.reasoning_content.or(delta.reasoning);
+        if let Some(thinking) = reasoning.filter(|r| !r.is_empty()) {
+            self.out.thinking(&thinking).await;
+        }
+        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+            let now = match &mut self.text_calls {
+                Some(detector) => detector.push(&text),
+                None => text,
+            };
+            self.out.text(&now).await;
+        }
+        for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+            let index = call.index.unwrap_or(position as u64);
+            let function = call.function.unwrap_or_default();
+            let new_id = call.id.filter(|id| !id.is_empty());
+            let current_id = self
+                .out
+                .open_tool_call_mut()
+                .map(|tc| tc.id.clone())
+                .filter(|_| self.current_tool == Some(index));
+            let continues = match (&current_id, &new_id) {
+                (Some(_), None) => true,
+                (Some(open), Some(new)) => open == new,
+                (None, _) => false,
+            };
+            if !continues {
+                if self.finished_tools.contains(&index) && new_id.is_none() {
+                    return Err(format!(
+                        "a tool-call fragment for index {index} arrived after that call had ended"
+                    ));
+                }
+                if let Some(previous) = self.current_tool.take() {
+                    self.finished_tools.insert(previous);
+                }
+                let id = new_id.clone().unwrap_or_else(generate_call_id);
+                let name = function.name.clone().unwrap_or_default();
+                self.out.tool_call_start(id, name).await;
+                self.current_tool = Some(index);
+            } else if let Some(name) = function.name.as_deref().filter(|n| !n.is_empty()) {
+                if let Some(open) = self.out.open_tool_call_mut() {
+                    if open.name.is_empty() {
+                        open.name = name.to_string();
+                    }
+                }
+            }
+            match function.arguments {
+                Some(Value::String(fragment)) => self.out.tool_call_delta(&fragment).await,
+                Some(Value::Null) | None => {}
+                Some(object) => self.out.tool_call_delta(&object.to_string()).await,
+            }
+        }
+        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+            self.finish_reason = Some(reason);
+        }
+        Ok(())
+    }
+
+    fn usage(&self) -> Usage {
+        let Some(raw) = self.usage else {
+            return Usage::default();
+        };
+        let cached = raw
+            .prompt_tokens_details
+            .map(|d| d.cached_tokens)
+            .unwrap_or(0);
+        let input = raw.prompt_tokens.saturating_sub(cached);
+        let mut usage = Usage {
+            input,
+            output: raw.completion_tokens,
+            cache_read: cached,
+            cache_write: 0,
+            total_tokens: input + raw.completion_tokens + cached,
+            ..Usage::default()
+        };
+        self.model.calculate_cost(&mut usage);
+        usage
+    }
+
+    /// Releases text held for tool-call detection: as tool calls when the whole reply is calls
+    /// to offered tools, else as text. Returns true when it produced tool calls.
+    async fn release_held_text(&mut self) -> bool {
+        let Some(detector) = &mut self.text_calls else {
+            return false;
+        };
+        let held = detector.take_held();
+        if held.is_empty() {
+            return false;
+        }
+        let names: Vec<&str> = self.tool_names.iter().map(String::as_str).collect();
+        match parse_text_tool_calls(&held, &names) {
+            Some(calls) => {
+                for (name, arguments) in calls {
+                    self.out.tool_call_start(generate_call_id(), name).await;
+                    self.out
+                        .tool_call_delta(&Value::Object(arguments).to_string())
+                        .await;
+                }
+                true
+            }
+            _ => {
+                self.out.text(&held).await;
+                false
+            }
+        }
+    }
+
+    /// Ends the reply after `[DONE]` or the end of the body. No finish_reason → error.
+    pub async fn finish(mut self) -> AssistantMessage {
+        let text_calls = self.release_held_text().await;
+        let usage = self.usage();
+        self.out.set_usage(usage);
+        let Some(reason) = self.finish_reason.clone() else {
+            return self
+                .out
+                .fail(
+                    StopReason::Error,
+                    "The stream ended without a finish_reason: the response is incomplete",
+                )
+                .await;
+        };
+        let has_calls = self.out.message().tool_calls().next().is_some();
+        let stop = match reason.as_str() {
+            "length" => StopReason::Length,
+            "tool_calls" | "function_call" => StopReason::ToolUse,
+            "content_filter" => {
+                return self
+                    .out
+                    .fail(
+                        StopReason::Error,
+                        "The provider stopped the reply: content_filter",
+                    )
+                    .await
+            }
+            _ if has_calls || text_calls => StopReason::ToolUse,
+            _ => StopReason::Stop,
+        };
+        self.out.finish(stop).await
+    }
+
+    /// Ends the reply with an error (or abort), keeping what arrived.
+    pub async fn fail(
+        mut self,
+        reason: StopReason,
+        message: impl Into<String>,
+    ) -> AssistantMessage {
+        if let Some(detector) = &mut self.text_calls {
+            let held = detector.take_held();
+            self.out.text(&held).await;
+        }
+        let usage = self.usage();
+        self.out.set_usage(usage);
+        self.out.fail(reason, message).await
+    }
+}
+
+fn error_text(error: &Value) -> String {
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| error.as_str().map(str::to_string))
+        .unwrap_or_else(|| error.to_string())
+}
+
+/// A fresh tool-call id (`call_` and 24 hex digits) for servers that send none.
+pub fn generate_call_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    let a = hasher.finish();
+    hasher.write_u64(a);
+    let b = hasher.finish();
+    format!("call_{a:016x}{:08x}", b as u32)
+}
