@@ -4,7 +4,7 @@
 //! O(delta). [`crate::AssistantMessageEventStream`] accumulates the partial message for consumers
 //! that want it.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::types::content::ToolCall;
 use crate::types::message::{AssistantMessage, StopReason};
@@ -21,6 +21,7 @@ pub enum AssistantMessageEvent {
     /// The reply started; `partial` holds api, provider and model with no content yet.
     Start {
         /// The empty message.
+        #[serde(serialize_with = "with_role")]
         partial: AssistantMessage,
     },
     /// A text block started at `content_index`.
@@ -84,6 +85,7 @@ pub enum AssistantMessageEvent {
         /// Index of the block.
         content_index: usize,
         /// The finished call.
+        #[serde(serialize_with = "with_type")]
         tool_call: ToolCall,
     },
     /// The reply finished (`stop`, `length` or `toolUse`).
@@ -91,6 +93,7 @@ pub enum AssistantMessageEvent {
         /// Why it finished.
         reason: StopReason,
         /// The final message.
+        #[serde(serialize_with = "with_role")]
         message: AssistantMessage,
     },
     /// The reply failed (`error`) or was cancelled (`aborted`); partial content is kept.
@@ -98,6 +101,7 @@ pub enum AssistantMessageEvent {
         /// `error` or `aborted`.
         reason: StopReason,
         /// The final message, with `errorMessage` set.
+        #[serde(serialize_with = "with_role")]
         error: AssistantMessage,
     },
 }
@@ -116,4 +120,25 @@ impl AssistantMessageEvent {
     pub fn is_terminal(&self) -> bool {
         self.final_message().is_some()
     }
+}
+
+/// Serializes an assistant message with pi's `"role": "assistant"` (the struct alone has no tag).
+fn with_role<S: Serializer>(message: &AssistantMessage, serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    #[serde(tag = "role", rename_all = "camelCase")]
+    enum Tagged<'a> {
+        Assistant(&'a AssistantMessage),
+    }
+    Tagged::Assistant(message).serialize(serializer)
+}
+
+/// Serializes a tool call with pi's `"type": "toolCall"`.
+fn with_type<S: Serializer>(call: &ToolCall, serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    #[serde(tag = "type")]
+    enum Tagged<'a> {
+        #[serde(rename = "toolCall")]
+        ToolCall(&'a ToolCall),
+    }
+    Tagged::ToolCall(call).serialize(serializer)
 }

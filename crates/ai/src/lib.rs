@@ -25,6 +25,7 @@
 
 pub mod event;
 pub mod faux;
+pub mod models;
 pub mod options;
 pub mod partial_json;
 pub mod providers;

@@ -6,7 +6,7 @@
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //!
-//! #[derive(Deserialize, JsonSchema)]
+//! #[derive(Debug, Deserialize, JsonSchema)]
 //! #[serde(deny_unknown_fields)]
 //! struct ReadArgs {
 //!     /// Path of the file.
@@ -99,6 +99,7 @@ pub fn tool_definition<A: JsonSchema>(
 #[derive(Debug)]
 pub struct ArgumentValidator {
     tool: String,
+    schema: Value,
     validator: jsonschema::Validator,
 }
 
@@ -111,27 +112,52 @@ impl ArgumentValidator {
         })?;
         Ok(Self {
             tool: tool.name.clone(),
+            schema: tool.parameters.clone(),
             validator,
         })
     }
 
-    /// Validates `arguments`; the error names every failing field.
-    pub fn validate(&self, arguments: &Map<String, Value>) -> Result<(), ValidationError> {
-        let instance = Value::Object(arguments.clone());
-        self.validate_value(&instance)
+    /// Validates `arguments` and returns them normalized: like pi (AJV's `coerceTypes`), a string
+    /// where the schema wants a number, integer or boolean is converted when it parses as one
+    /// (`"10"` → `10`). The error names every failing field.
+    pub fn validate(
+        &self,
+        arguments: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ValidationError> {
+        let mut instance = Value::Object(arguments.clone());
+        coerce(&mut instance, &self.schema, &self.schema, 0);
+        self.validate_value(&instance)?;
+        match instance {
+            Value::Object(map) => Ok(map),
+            _ => Ok(arguments.clone()),
+        }
     }
 
-    /// Validates any JSON value (a non-object fails on the root).
+    /// Validates any JSON value as it is (no coercion; a non-object fails on the root).
     pub fn validate_value(&self, instance: &Value) -> Result<(), ValidationError> {
         let problems: Vec<(String, String)> = self
             .validator
             .iter_errors(instance)
             .map(|e| {
-                let pointer = e.instance_path().to_string();
+                let mut pointer = e
+                    .instance_path()
+                    .to_string()
+                    .trim_start_matches('/')
+                    .to_string();
+                if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind() {
+                    let property = property
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| property.to_string());
+                    if !pointer.is_empty() {
+                        pointer.push('/');
+                    }
+                    pointer.push_str(&property);
+                }
                 let path = if pointer.is_empty() {
                     "root".to_string()
                 } else {
-                    pointer.trim_start_matches('/').replace('/', ".")
+                    pointer
                 };
                 (path, e.to_string())
             })
@@ -143,13 +169,12 @@ impl ArgumentValidator {
         }
     }
 
-    /// Validates, then deserializes into `A`.
+    /// Validates (with coercion, see [`validate`](Self::validate)), then deserializes into `A`.
     pub fn parse<A: DeserializeOwned>(
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<A, ValidationError> {
-        let instance = Value::Object(arguments.clone());
-        self.validate_value(&instance)?;
+        let instance = Value::Object(self.validate(arguments)?);
         serde_json::from_value(instance.clone())
             .map_err(|e| self.error(vec![("root".to_string(), e.to_string())], &instance))
     }
@@ -161,5 +186,79 @@ impl ArgumentValidator {
             received: serde_json::to_string_pretty(instance)
                 .unwrap_or_else(|_| instance.to_string()),
         }
+    }
+}
+
+/// Converts strings to the number, integer or boolean the schema asks for, where they parse.
+/// Follows `properties`, `items`, local `$ref`s and `anyOf`/`oneOf`/`allOf` branches.
+fn coerce(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+    {
+        coerce(value, target, root, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for branch in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            coerce(value, branch, root, depth + 1);
+        }
+    }
+    match value {
+        Value::String(text) => {
+            let wants = |t: &str| match schema.get("type") {
+                Some(Value::String(s)) => s == t,
+                Some(Value::Array(types)) => types.iter().any(|v| v == t),
+                _ => false,
+            };
+            if wants("string") {
+                return;
+            }
+            let trimmed = text.trim();
+            let as_integer = || trimmed.parse::<i64>().ok().map(Value::from);
+            let as_number = || {
+                trimmed
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Value::Number)
+            };
+            let coerced = match trimmed {
+                _ if wants("integer") && as_integer().is_some() => as_integer(),
+                _ if wants("number") && as_number().is_some() => as_integer().or_else(as_number),
+                "true" if wants("boolean") => Some(Value::Bool(true)),
+                "false" if wants("boolean") => Some(Value::Bool(false)),
+                _ => None,
+            };
+            if let Some(new) = coerced {
+                *value = new;
+            }
+        }
+        Value::Object(map) => {
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                for (name, item) in map.iter_mut() {
+                    if let Some(sub) = properties.get(name) {
+                        coerce(item, sub, root, depth + 1);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for item in items.iter_mut() {
+                    coerce(item, sub, root, depth + 1);
+                }
+            }
+        }
+        _ => {}
     }
 }

@@ -158,8 +158,13 @@ pub struct ToolResultMessage {
     pub tool_name: String,
     /// What the model sees: text and images.
     pub content: Vec<UserContent>,
-    /// Structured data for the application (not sent to the model).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Structured data for the application (not sent to the model). An explicit `null` is
+    /// kept as `Some(Value::Null)`, so pi's JSON round-trips unchanged.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub details: Option<Value>,
     /// True when the tool failed or was refused.
     #[serde(default)]
@@ -186,6 +191,10 @@ impl ToolResultMessage {
     pub fn text_content(&self) -> String {
         join_text(&self.content)
     }
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 /// A message in a conversation, tagged by `role` as in pi-ai.
