@@ -11,6 +11,7 @@ use oxpi_ai::{
     AssistantMessage, AssistantMessageEvent, Context, Message, PartialMessage, StopReason,
     ToolCall, ToolResultMessage,
 };
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -201,7 +202,8 @@ async fn stream_reply(inner: &Inner, cancel: &CancellationToken) -> AssistantMes
 }
 
 enum Prepared {
-    Run(AgentToolHandle),
+    /// Run the tool with these (validated, normalized) arguments.
+    Run(AgentToolHandle, Map<String, Value>),
     Refused(String),
 }
 
@@ -285,7 +287,9 @@ async fn run_one(
 ) -> ToolOutcome {
     let outcome = match prep {
         Prepared::Refused(text) => error_outcome(text),
-        Prepared::Run(handle) => execute_one(inner, &handle, call, cancel, updates).await,
+        Prepared::Run(handle, arguments) => {
+            execute_one(inner, &handle, call, arguments, cancel, updates).await
+        }
     };
     inner
         .emit(AgentEvent::ToolExecutionEnd {
@@ -329,21 +333,23 @@ async fn prepare(
     let Some(handle) = tools.iter().find(|t| t.name() == call.name) else {
         return Prepared::Refused(format!("Tool \"{}\" not found", call.name));
     };
-    if let Err(e) = handle.validate(&call.arguments) {
-        return Prepared::Refused(e.to_string());
-    }
+    let arguments = match handle.validate(&call.arguments) {
+        Ok(arguments) => arguments,
+        Err(e) => return Prepared::Refused(e.to_string()),
+    };
     if let Some(before) = &inner.before_tool_call {
         if let ToolCallDecision::Block { reason } = before(call.clone()).await {
             return Prepared::Refused(reason);
         }
     }
-    Prepared::Run(handle.clone())
+    Prepared::Run(handle.clone(), arguments)
 }
 
 async fn execute_one(
     inner: &Inner,
     handle: &AgentToolHandle,
     call: &ToolCall,
+    arguments: Map<String, Value>,
     cancel: &CancellationToken,
     updates: mpsc::UnboundedSender<AgentEvent>,
 ) -> ToolOutcome {
@@ -361,7 +367,7 @@ async fn execute_one(
     };
     let execution = AssertUnwindSafe(handle.execute_validated(
         &call.id,
-        call.arguments.clone(),
+        arguments,
         cancel.child_token(),
         on_update,
     ))

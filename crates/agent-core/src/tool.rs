@@ -215,8 +215,12 @@ impl AgentToolHandle {
         &self.label
     }
 
-    /// Checks `args` against the tool's schema.
-    pub fn validate(&self, args: &Map<String, Value>) -> Result<(), ValidationError> {
+    /// Checks `args` against the tool's schema and returns them normalized (see
+    /// [`ArgumentValidator::validate`]).
+    pub fn validate(
+        &self,
+        args: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ValidationError> {
         self.validator.validate(args)
     }
 
