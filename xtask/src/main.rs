@@ -1,1 +1,136 @@
-fn main() {}
+//! Project automation, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
+//!
+//! Commands:
+//! - `local-model`: install the embedded local model (engine + weights) ahead of time.
+//! - `labs`: build and run every lab under `labs/`, print a table, fail if any run fails.
+//!
+//! `bench` and `fuzz` are reserved: add a variant to [`Command`], a line to [`USAGE`] and
+//! a module next to `labs.rs` when they are implemented.
+
+mod args;
+mod labs;
+mod local_model;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+cargo xtask <command> [options]
+
+Commands:
+  local-model   Install the embedded local model (llama.cpp engine + weights) ahead of time
+  labs          Build every lab under labs/ and run each one, printing a pass/fail table
+  help          Show this help
+
+Reserved (not implemented yet): bench, fuzz
+
+Run `cargo xtask <command> --help` for a command's options.";
+
+/// A parsed command line.
+#[derive(Debug, PartialEq)]
+enum Command {
+    /// Print the usage.
+    Help,
+    /// `local-model`.
+    LocalModel(local_model::Options),
+    /// `labs`.
+    Labs(labs::Options),
+    // Later: Bench(bench::Options), Fuzz(fuzz::Options).
+}
+
+/// Parses the arguments after the program name.
+fn parse(args: Vec<String>) -> Result<Command, String> {
+    let mut args = args.into_iter();
+    let Some(name) = args.next() else {
+        return Ok(Command::Help);
+    };
+    let rest: Vec<String> = args.collect();
+    match name.as_str() {
+        "help" | "-h" | "--help" => Ok(Command::Help),
+        "local-model" => local_model::Options::parse(rest).map(Command::LocalModel),
+        "labs" => labs::Options::parse(rest).map(Command::Labs),
+        "bench" | "fuzz" => Err(format!(
+            "`cargo xtask {name}` is reserved but not implemented yet"
+        )),
+        other => Err(format!("unknown command `{other}`")),
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+fn workspace_root() -> PathBuf {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or(manifest_dir)
+}
+
+fn main() -> ExitCode {
+    let command = match parse(std::env::args().skip(1).collect()) {
+        Ok(command) => command,
+        Err(message) => {
+            eprintln!("error: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: could not start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match command {
+        Command::Help => {
+            // Ignore a closed pipe (`cargo xtask help | head`).
+            let _ = writeln!(std::io::stdout(), "{USAGE}");
+            Ok(true)
+        }
+        Command::LocalModel(options) => runtime.block_on(local_model::run(options)),
+        Command::Labs(options) => runtime.block_on(labs::run(&workspace_root(), options)),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(text: &str) -> Vec<String> {
+        text.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn dispatches_commands() {
+        assert_eq!(parse(argv("")), Ok(Command::Help));
+        assert_eq!(parse(argv("--help")), Ok(Command::Help));
+        assert!(matches!(
+            parse(argv("local-model")),
+            Ok(Command::LocalModel(_))
+        ));
+        assert!(matches!(
+            parse(argv("labs --repeat 2")),
+            Ok(Command::Labs(_))
+        ));
+        assert!(parse(argv("bench")).unwrap_err().contains("reserved"));
+        assert!(parse(argv("frobnicate"))
+            .unwrap_err()
+            .contains("unknown command"));
+    }
+
+    #[test]
+    fn workspace_root_has_the_labs() {
+        assert!(workspace_root().join("Cargo.toml").is_file());
+    }
+}
