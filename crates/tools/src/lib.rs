@@ -1,1 +1,89 @@
-//! placeholder
+//! `read` and `write` tools for oxpi agents, confined to a workspace root.
+//!
+//! The model proposes, the program decides: every path the model gives is resolved by
+//! [`Workspace::resolve`] to a canonical path inside the root, or refused with a message that
+//! names the path and says it is outside the workspace. The root is canonicalized once, when the
+//! [`Workspace`] is made; the tools hold it and the model never chooses it. Files are opened
+//! without following a final symbolic link (`O_NOFOLLOW`), and on Linux the kernel is asked
+//! where the opened file really is, so a path swapped between the check and the open cannot lead
+//! outside.
+//!
+//! - [`ReadTool`] returns at most 2,000 lines or 50 KB of text (configurable with [`Limits`]),
+//!   streaming the file, and says how to continue; images come back as image blocks.
+//! - [`WriteTool`] writes atomically (temporary file, flush to disk, rename) and keeps an
+//!   existing file's permissions.
+//!
+//! Blocking file-system work runs on Tokio's blocking thread pool.
+//!
+//! ```
+//! use oxpi_tools::{read_tool, write_tool, Workspace};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let workspace = Workspace::new(dir.path())?;
+//! let tools = vec![read_tool(workspace.clone())?, write_tool(workspace)?];
+//! assert_eq!(tools[0].name(), "read");
+//! assert_eq!(tools[1].name(), "write");
+//! # Ok(())
+//! # }
+//! ```
+
+mod cursor;
+mod fsutil;
+mod image;
+mod read;
+mod text;
+mod workspace;
+mod write;
+
+use oxpi_agent_core::AgentToolHandle;
+pub use oxpi_ai::tool::SchemaError;
+
+pub use read::{ImageDetails, ReadArgs, ReadDetails, ReadTool, TextDetails, TruncatedBy};
+pub use workspace::{
+    Limits, PathError, Workspace, DEFAULT_MAX_BYTES, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_LINES,
+    DEFAULT_MAX_SCAN_BYTES,
+};
+pub use write::{WriteArgs, WriteDetails, WriteTool};
+
+/// The `read` tool for `workspace`, ready for an agent.
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+pub fn read_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(ReadTool::new(workspace))
+}
+
+/// The `write` tool for `workspace`, ready for an agent.
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+pub fn write_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(WriteTool::new(workspace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        let read = read_tool(ws.clone()).unwrap();
+        let write = write_tool(ws).unwrap();
+        assert_eq!(
+            (read.name(), read.label(), write.name(), write.label()),
+            ("read", "read", "write", "write")
+        );
+        assert_eq!(
+            read.definition().description,
+            "Read the contents of a file in the workspace. Text output is truncated to 2000 \
+             lines or 50KB (whichever is hit first); use offset/limit for large files, and \
+             continue with offset until complete. Images (png, jpeg, gif, webp) are returned as \
+             attachments."
+        );
+        assert_eq!(
+            write.definition().parameters["required"],
+            serde_json::json!(["path", "content"])
+        );
+    }
+}

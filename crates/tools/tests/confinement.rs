@@ -1,0 +1,165 @@
+//! Escape attempts: each is refused by both tools with a message naming the path, and nothing
+//! outside the root is read or written.
+
+// A test crate: helpers outside #[test] functions may unwrap too (clippy.toml allows it in tests).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+
+use common::{read, text, write, Fixture, SECRET};
+use oxpi_tools::PathError;
+use serde_json::json;
+
+/// Paths that must be refused, with `{base}` and `{root}` standing for the fixture's
+/// directories.
+const ESCAPES: &[&str] = &[
+    "..",
+    "../",
+    "../outside/secret.txt",
+    "./../outside/secret.txt",
+    "sub/../../outside/secret.txt",
+    "sub/../../root-evil/secret.txt",
+    "{base}/outside/secret.txt",
+    "{root}-evil/secret.txt",
+    "{root}/../outside/secret.txt",
+    "{root}/../root-evil/secret.txt",
+    "/",
+    "/etc/passwd",
+    "link_out/secret.txt",
+    "link_out/../outside/secret.txt",
+    "link_out/new.txt",
+    "link_out/deep/new.txt",
+    "link_secret",
+    "dangling_out",
+    "sub/up/outside/secret.txt",
+    "sub/up/root-evil/secret.txt",
+    "{base}/alias/link_secret",
+    "{base}/alias/../outside/secret.txt",
+];
+
+fn expand(path: &str, fx: &Fixture) -> String {
+    path.replace("{base}", &fx.base().display().to_string())
+        .replace("{root}", &fx.root.display().to_string())
+}
+
+#[tokio::test]
+async fn every_escape_is_refused_by_read_and_write() {
+    let fx = Fixture::new();
+    let before = fx.outside_snapshot();
+    for template in ESCAPES {
+        let path = expand(template, &fx);
+        let expected = format!("Path {path:?} is outside the workspace");
+        assert!(
+            matches!(fx.ws.resolve(&path), Err(PathError::Outside { .. })),
+            "resolve({path})"
+        );
+        let got = read(&fx.ws, json!({ "path": path })).await;
+        assert_eq!(got, Err(expected.clone()), "read {path}");
+        let got = write(&fx.ws, json!({ "path": path, "content": "pwned" })).await;
+        assert_eq!(got, Err(expected), "write {path}");
+    }
+    assert_eq!(fx.outside_snapshot(), before);
+}
+
+#[tokio::test]
+async fn empty_and_nul_paths_are_refused() {
+    let fx = Fixture::new();
+    let cases = [
+        ("", r#"Path "" is outside the workspace: the path is empty"#),
+        (
+            "notes.txt\0../../x",
+            r#"Path "notes.txt\0../../x" is outside the workspace: paths cannot contain NUL bytes"#,
+        ),
+    ];
+    for (path, expected) in cases {
+        assert_eq!(
+            read(&fx.ws, json!({ "path": path })).await,
+            Err(expected.to_string())
+        );
+        assert_eq!(
+            write(&fx.ws, json!({ "path": path, "content": "x" })).await,
+            Err(expected.to_string())
+        );
+    }
+}
+
+#[tokio::test]
+async fn symlink_loops_are_refused() {
+    let fx = Fixture::new();
+    let expected = r#"Path "loop_a/x" cannot be resolved: too many levels of symbolic links"#;
+    assert_eq!(
+        read(&fx.ws, json!({ "path": "loop_a/x" })).await,
+        Err(expected.to_string())
+    );
+    assert_eq!(
+        write(&fx.ws, json!({ "path": "loop_a/x", "content": "x" })).await,
+        Err(expected.to_string())
+    );
+}
+
+#[test]
+fn paths_inside_resolve_to_canonical_paths() {
+    let fx = Fixture::new();
+    let root = &fx.root;
+    let base = fx.base().display().to_string();
+    let cases = [
+        ("notes.txt", root.join("notes.txt")),
+        ("./notes.txt", root.join("notes.txt")),
+        ("sub/../notes.txt", root.join("notes.txt")),
+        ("sub//./../notes.txt", root.join("notes.txt")),
+        ("link_in", root.join("notes.txt")),
+        ("dangling_in", root.join("new_inside.txt")),
+        ("new/dir/file.txt", root.join("new/dir/file.txt")),
+        ("sub/up/root/notes.txt", root.join("notes.txt")),
+        ("missing/../notes.txt", root.join("notes.txt")),
+        (".", root.clone()),
+        ("~", root.join("~")),
+    ];
+    for (path, expected) in cases {
+        assert_eq!(fx.ws.resolve(path).unwrap(), expected, "{path}");
+    }
+    let absolute = [
+        format!("{}/notes.txt", root.display()),
+        format!("{base}/alias/notes.txt"),
+        format!("{base}/root-evil/../root/notes.txt"),
+    ];
+    for path in absolute {
+        assert_eq!(
+            fx.ws.resolve(&path).unwrap(),
+            root.join("notes.txt"),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn links_inside_the_root_are_followed() {
+    let fx = Fixture::new();
+    let got = read(&fx.ws, json!({ "path": "link_in" })).await.unwrap();
+    assert_eq!(text(&got), "hello\n");
+    let got = write(&fx.ws, json!({ "path": "dangling_in", "content": "made" })).await;
+    assert_eq!(
+        got.map(|r| text(&r).to_string()),
+        Ok("Successfully wrote 4 bytes to dangling_in".to_string())
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("new_inside.txt")).unwrap(),
+        "made"
+    );
+    // The link itself is left as it was.
+    assert!(fs::symlink_metadata(fx.root.join("dangling_in"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[tokio::test]
+async fn refusals_do_not_leak_content() {
+    let fx = Fixture::new();
+    for path in ["link_secret", "../outside/secret.txt"] {
+        let err = read(&fx.ws, json!({ "path": path })).await.unwrap_err();
+        assert!(!err.contains(SECRET), "{err}");
+    }
+}
