@@ -3,11 +3,13 @@
 //! Commands:
 //! - `local-model`: install the embedded local model (engine + weights) ahead of time.
 //! - `labs`: build and run every lab under `labs/`, print a table, fail if any run fails.
+//! - `ci`: fmt, clippy, tests, docs, then the model and the labs: the README's test command.
 //!
 //! `bench` and `fuzz` are reserved: add a variant to [`Command`], a line to [`USAGE`] and
 //! a module next to `labs.rs` when they are implemented.
 
 mod args;
+mod ci;
 mod labs;
 mod local_model;
 
@@ -21,6 +23,7 @@ cargo xtask <command> [options]
 Commands:
   local-model   Install the embedded local model (llama.cpp engine + weights) ahead of time
   labs          Build every lab under labs/ and run each one, printing a pass/fail table
+  ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
 Reserved (not implemented yet): bench, fuzz
@@ -36,6 +39,8 @@ enum Command {
     LocalModel(local_model::Options),
     /// `labs`.
     Labs(labs::Options),
+    /// `ci`.
+    Ci(ci::Options),
     // Later: Bench(bench::Options), Fuzz(fuzz::Options).
 }
 
@@ -50,6 +55,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "help" | "-h" | "--help" => Ok(Command::Help),
         "local-model" => local_model::Options::parse(rest).map(Command::LocalModel),
         "labs" => labs::Options::parse(rest).map(Command::Labs),
+        "ci" => ci::Options::parse(rest).map(Command::Ci),
         "bench" | "fuzz" => Err(format!(
             "`cargo xtask {name}` is reserved but not implemented yet"
         )),
@@ -92,6 +98,7 @@ fn main() -> ExitCode {
         }
         Command::LocalModel(options) => runtime.block_on(local_model::run(options)),
         Command::Labs(options) => runtime.block_on(labs::run(&workspace_root(), options)),
+        Command::Ci(options) => runtime.block_on(ci::run(&workspace_root(), options)),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

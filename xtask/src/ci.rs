@@ -1,0 +1,84 @@
+//! `cargo xtask ci`: every check the project makes, in the order CI runs them — the one test
+//! command of the README, called by `.ci/run`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use crate::{labs, local_model};
+
+const USAGE: &str = "\
+cargo xtask ci [--no-labs]
+
+Runs, in order, stopping at the first failure:
+  1. cargo fmt --all -- --check
+  2. cargo clippy --workspace --all-targets -- -D warnings
+  3. cargo test --workspace
+  4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
+  5. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
+  6. cargo xtask labs                  (every lab once, against the configured model)
+
+Options:
+  --no-labs   Skip steps 5 and 6 (no model download, no live model)
+  -h, --help  Show this help";
+
+/// Options of `ci`.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Options {
+    help: bool,
+    no_labs: bool,
+}
+
+impl Options {
+    /// Parses the arguments after `ci`.
+    pub(crate) fn parse(argv: Vec<String>) -> Result<Self, String> {
+        let mut options = Self::default();
+        for arg in argv {
+            match arg.as_str() {
+                "-h" | "--help" => options.help = true,
+                "--no-labs" => options.no_labs = true,
+                other => return Err(format!("ci: unexpected argument `{other}`\n\n{USAGE}")),
+            }
+        }
+        Ok(options)
+    }
+}
+
+fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let started = Instant::now();
+    println!("==> cargo {}", args.join(" "));
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+    println!("<== cargo {} ({:.1}s)", args.join(" "), started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+/// Runs `ci`; `Ok(true)` when every step passed.
+pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
+    if options.help {
+        println!("{USAGE}");
+        return Ok(true);
+    }
+    cargo(root, &["fmt", "--all", "--", "--check"], &[])?;
+    cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
+    cargo(root, &["test", "--workspace"], &[])?;
+    cargo(root, &["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    if options.no_labs {
+        return Ok(true);
+    }
+    println!("==> cargo xtask local-model");
+    if !local_model::run(local_model::Options::default()).await? {
+        return Ok(false);
+    }
+    println!("==> cargo xtask labs");
+    labs::run(root, labs::Options::default()).await
+}
