@@ -307,9 +307,9 @@ impl Agent {
             .iter()
             .map(|t| t.definition().clone())
             .collect();
-        let stream_fn: StreamFn = options.stream_fn.unwrap_or_else(|| {
-            Arc::new(|model, context, opts| oxpi_ai::stream(model, context, opts))
-        });
+        let stream_fn: StreamFn = options
+            .stream_fn
+            .unwrap_or_else(|| Arc::new(oxpi_ai::stream));
         let (idle, _) = watch::channel(true);
         Self {
             inner: Arc::new(Inner {
