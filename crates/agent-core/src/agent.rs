@@ -475,6 +475,9 @@ impl Agent {
 
     /// Runs from the current history (e.g. after an error, or after appending tool results).
     pub async fn continue_(&self) -> Result<(), AgentError> {
+        if self.is_streaming() {
+            return Err(AgentError::Busy);
+        }
         match self.inner.state().messages.last() {
             None => return Err(AgentError::NoMessages),
             Some(Message::Assistant(_)) => return Err(AgentError::CannotContinueFromAssistant),
@@ -507,10 +510,19 @@ impl Agent {
         });
         if let Err(e) = task.await {
             if e.is_panic() {
-                self.inner.state().error_message = Some(format!(
+                // A bug in the loop itself: keep the history consistent and tell listeners.
+                let text = format!(
                     "The agent run panicked: {}",
                     oxpi_ai::registry::panic_text(&*e.into_panic())
-                ));
+                );
+                crate::run_loop::repair_pairing(&self.inner);
+                self.inner.state().error_message = Some(text.clone());
+                self.inner
+                    .emit(AgentEvent::AgentEnd {
+                        messages: Vec::new(),
+                        error_message: Some(text),
+                    })
+                    .await;
             }
         }
         Ok(())

@@ -1,6 +1,6 @@
 //! Agent events, in pi-agent-core's JSON shape (`type` tag, camelCase fields).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use oxpi_ai::{AssistantMessageEvent, Message, ToolResultMessage};
@@ -32,6 +32,7 @@ pub enum AgentEvent {
         /// The assistant message of the turn.
         message: Message,
         /// The tool results of the turn, in call order.
+        #[serde(serialize_with = "with_roles")]
         tool_results: Vec<ToolResultMessage>,
     },
     /// A message entered the conversation (for the assistant: its reply started).
@@ -81,4 +82,17 @@ pub enum AgentEvent {
         /// True when it failed.
         is_error: bool,
     },
+}
+
+/// Serializes tool results with pi's `"role": "toolResult"` (the struct alone has no tag).
+fn with_roles<S: Serializer>(
+    results: &[ToolResultMessage],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    #[serde(tag = "role", rename_all = "camelCase")]
+    enum Tagged<'a> {
+        ToolResult(&'a ToolResultMessage),
+    }
+    serializer.collect_seq(results.iter().map(Tagged::ToolResult))
 }

@@ -1,7 +1,12 @@
 //! The run loop: stream a reply, execute its tool calls, append the results, ask again until the
 //! model stops. Every tool call in the history gets exactly one result, right after its
-//! assistant message, in call order — whatever happens (errors, panics, abort, max turns).
+//! assistant message, in call order — whatever happens (errors, panics in tools or hooks, abort,
+//! max turns).
+//!
+//! Events are emitted from this task only, one at a time, so listeners never overlap; tools
+//! running in parallel send theirs through a channel that the loop drains in order.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -20,11 +25,14 @@ use crate::event::AgentEvent;
 use crate::hooks::{AfterToolCall, ToolCallDecision, ToolExecution, ToolOutcome};
 use crate::tool::{AgentToolHandle, AgentToolResult, ToolCallFailure, ToolUpdateFn};
 
+const ABORTED: &str = "Request was aborted";
+
 /// Runs until the model stops, the run is aborted, or the turn limit is reached.
 pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: CancellationToken) {
     inner.emit(AgentEvent::AgentStart).await;
     let mut added: Vec<Message> = Vec::new();
     let mut pending = prompt;
+    pending.extend(lock(&inner.steering).drain(..));
     let mut turns = 0usize;
     let mut error: Option<String> = None;
 
@@ -32,10 +40,6 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
         inner.emit(AgentEvent::TurnStart).await;
         for message in pending.drain(..) {
             append(inner, &mut added, message).await;
-        }
-        if cancel.is_cancelled() {
-            error = Some("Request was aborted".to_string());
-            break;
         }
         turns += 1;
         let assistant = stream_reply(inner, &cancel).await;
@@ -47,10 +51,7 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             .await;
 
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
-        let results = execute_tool_calls(inner, &assistant, &calls, &cancel).await;
-        for result in &results {
-            append(inner, &mut added, Message::ToolResult(result.clone())).await;
-        }
+        let results = execute_tool_calls(inner, &assistant, &calls, &cancel, &mut added).await;
         inner
             .emit(AgentEvent::TurnEnd {
                 message: Message::Assistant(assistant.clone()),
@@ -62,16 +63,12 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             assistant.stop_reason,
             StopReason::Error | StopReason::Aborted
         ) {
-            error = assistant.error_message.clone().or_else(|| {
-                Some(format!(
+            error = Some(assistant.error_message.clone().unwrap_or_else(|| {
+                format!(
                     "The reply ended with stopReason {:?}",
                     assistant.stop_reason
-                ))
-            });
-            break;
-        }
-        if cancel.is_cancelled() {
-            error = Some("Request was aborted".to_string());
+                )
+            }));
             break;
         }
         let wants_more = !calls.is_empty();
@@ -86,16 +83,23 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
         if next.is_empty() && !wants_more {
             break;
         }
-        if turns >= inner.max_turns {
-            // Messages we drained go back, so nothing queued is lost.
+        let stop = if cancel.is_cancelled() {
+            Some(ABORTED.to_string())
+        } else if turns >= inner.max_turns {
+            Some(format!(
+                "Stopped after reaching the maximum of {} turns; the model still wanted to continue",
+                inner.max_turns
+            ))
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            // Messages we drained go back to the front of the queue, so nothing queued is lost.
             let mut steering = lock(&inner.steering);
             for m in next.into_iter().rev() {
                 steering.push_front(m);
             }
-            error = Some(format!(
-                "Stopped after reaching the maximum of {} turns; the model still wanted to continue",
-                inner.max_turns
-            ));
+            error = Some(stop);
             break;
         }
         pending = next;
@@ -128,9 +132,44 @@ fn append_silently(inner: &Inner, added: &mut Vec<Message>, message: Message) {
     Arc::make_mut(&mut inner.state().messages).push(message);
 }
 
+/// Awaits a hook, turning a panic into an error text that names the hook.
+async fn guarded<T>(hook: &str, work: impl Future<Output = T>) -> Result<T, String> {
+    AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .map_err(|panic| format!("The {hook} hook panicked: {}", panic_text(&*panic)))
+}
+
+/// An assistant message that ends the turn without a request (aborted, or a hook failed).
+fn ended_without_request(inner: &Inner, reason: StopReason, text: String) -> AssistantMessage {
+    let model = inner.state().model.clone();
+    let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+    message.stop_reason = reason;
+    message.error_message = Some(text);
+    message
+}
+
 /// Builds the request from the current state and streams the reply, forwarding its events.
-/// Always returns a final message (an `error` one if the stream broke its contract).
+/// Always returns a final message (an `error` one if the stream broke its contract or a hook
+/// panicked, an `aborted` one without a request if the run was already aborted).
 async fn stream_reply(inner: &Inner, cancel: &CancellationToken) -> AssistantMessage {
+    let message = match request_reply(inner, cancel).await {
+        Ok(message) => return message,
+        Err(message) => message,
+    };
+    inner
+        .emit(AgentEvent::MessageStart {
+            message: Message::Assistant(message.clone()),
+        })
+        .await;
+    message
+}
+
+/// `Ok` when the reply's `message_start` was emitted, `Err` with a final message otherwise.
+async fn request_reply(
+    inner: &Inner,
+    cancel: &CancellationToken,
+) -> Result<AssistantMessage, AssistantMessage> {
     let (model, context, reasoning) = {
         let state = inner.state();
         let context = Context {
@@ -142,10 +181,25 @@ async fn stream_reply(inner: &Inner, cancel: &CancellationToken) -> AssistantMes
     };
     let mut context = context;
     if let Some(transform) = &inner.transform_context {
-        context.messages = transform(context.messages, cancel.clone()).await;
+        context.messages = guarded(
+            "transform_context",
+            transform(context.messages, cancel.clone()),
+        )
+        .await
+        .map_err(|e| ended_without_request(inner, StopReason::Error, e))?;
     }
     if let Some(convert) = &inner.convert_to_llm {
-        context.messages = Arc::new(convert(&context.messages));
+        let converted = std::panic::catch_unwind(AssertUnwindSafe(|| convert(&context.messages)))
+            .map_err(|panic| format!("The convert_to_llm hook panicked: {}", panic_text(&*panic)))
+            .map_err(|e| ended_without_request(inner, StopReason::Error, e))?;
+        context.messages = Arc::new(converted);
+    }
+    if cancel.is_cancelled() {
+        return Err(ended_without_request(
+            inner,
+            StopReason::Aborted,
+            ABORTED.to_string(),
+        ));
     }
     let mut options = inner.stream_options.clone();
     options.cancel = cancel.clone();
@@ -186,19 +240,17 @@ async fn stream_reply(inner: &Inner, cancel: &CancellationToken) -> AssistantMes
     drop(stream);
     inner.state().streaming_message = PartialMessage::new();
     let message = last.unwrap_or_else(|| {
-        let mut m = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-        m.stop_reason = StopReason::Error;
-        m.error_message = Some("The stream ended without a done or error event".to_string());
-        m
+        ended_without_request(
+            inner,
+            StopReason::Error,
+            "The stream ended without a done or error event".to_string(),
+        )
     });
-    if !started {
-        inner
-            .emit(AgentEvent::MessageStart {
-                message: Message::Assistant(message.clone()),
-            })
-            .await;
+    if started {
+        Ok(message)
+    } else {
+        Err(message)
     }
-    message
 }
 
 enum Prepared {
@@ -207,62 +259,62 @@ enum Prepared {
     Refused(String),
 }
 
-/// Produces exactly one result per call, in call order.
+/// Produces exactly one result per call, in call order, and appends each to the history.
+///
+/// Parallel: every call is announced and prepared in order, then all run at once; results are
+/// appended in call order when all are done. Sequential: each call is announced, prepared, run
+/// and appended before the next starts.
 async fn execute_tool_calls(
     inner: &Inner,
     assistant: &AssistantMessage,
     calls: &[ToolCall],
     cancel: &CancellationToken,
+    added: &mut Vec<Message>,
 ) -> Vec<ToolResultMessage> {
     if calls.is_empty() {
         return Vec::new();
     }
     let tools = inner.state().tools.clone();
-    let mut prepared = Vec::with_capacity(calls.len());
-    for call in calls {
-        inner
-            .emit(AgentEvent::ToolExecutionStart {
-                tool_call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                args: call.arguments.clone(),
-            })
-            .await;
-        let decision = prepare(inner, assistant, call, &tools, cancel).await;
-        prepared.push(decision);
-    }
-
-    let (update_tx, mut update_rx) = mpsc::unbounded_channel::<AgentEvent>();
-    let jobs: Vec<_> = calls
-        .iter()
-        .zip(prepared)
-        .map(|(call, prep)| run_one(inner, call, prep, cancel, update_tx.clone()))
-        .collect();
-    drop(update_tx);
-    let work = match inner.tool_execution {
-        ToolExecution::Parallel => futures::future::join_all(jobs).left_future(),
-        ToolExecution::Sequential => async move {
-            let mut out = Vec::with_capacity(jobs.len());
-            for job in jobs {
-                out.push(job.await);
-            }
-            out
-        }
-        .right_future(),
-    };
-    let mut work = std::pin::pin!(work);
-    let outcomes: Vec<ToolOutcome> = loop {
-        tokio::select! {
-            biased;
-            Some(update) = update_rx.recv() => inner.emit(update).await,
-            outcomes = &mut work => {
-                while let Ok(update) = update_rx.try_recv() {
-                    inner.emit(update).await;
+    let mut results = Vec::with_capacity(calls.len());
+    match inner.tool_execution {
+        ToolExecution::Sequential => {
+            for call in calls {
+                announce(inner, call).await;
+                let prepared = prepare(inner, assistant, call, &tools, cancel).await;
+                let outcome = run_batch(inner, vec![(call, prepared)], cancel).await;
+                for result in to_results(std::slice::from_ref(call), outcome) {
+                    append(inner, added, Message::ToolResult(result.clone())).await;
+                    results.push(result);
                 }
-                break outcomes;
             }
         }
-    };
+        ToolExecution::Parallel => {
+            let mut jobs = Vec::with_capacity(calls.len());
+            for call in calls {
+                announce(inner, call).await;
+                jobs.push((call, prepare(inner, assistant, call, &tools, cancel).await));
+            }
+            let outcomes = run_batch(inner, jobs, cancel).await;
+            for result in to_results(calls, outcomes) {
+                append(inner, added, Message::ToolResult(result.clone())).await;
+                results.push(result);
+            }
+        }
+    }
+    results
+}
 
+async fn announce(inner: &Inner, call: &ToolCall) {
+    inner
+        .emit(AgentEvent::ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+        })
+        .await;
+}
+
+fn to_results(calls: &[ToolCall], outcomes: Vec<ToolOutcome>) -> Vec<ToolResultMessage> {
     calls
         .iter()
         .zip(outcomes)
@@ -277,28 +329,56 @@ async fn execute_tool_calls(
         .collect()
 }
 
-/// Runs (or refuses) one call and emits its `tool_execution_end`.
+/// Runs the jobs concurrently; their updates and ends reach listeners in order, from this task.
+async fn run_batch(
+    inner: &Inner,
+    jobs: Vec<(&ToolCall, Prepared)>,
+    cancel: &CancellationToken,
+) -> Vec<ToolOutcome> {
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel::<AgentEvent>();
+    let work = futures::future::join_all(
+        jobs.into_iter()
+            .map(|(call, prepared)| run_one(inner, call, prepared, cancel, events_tx.clone())),
+    );
+    drop(events_tx);
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            Some(event) = events_rx.recv() => inner.emit(event).await,
+            outcomes = &mut work => {
+                while let Ok(event) = events_rx.try_recv() {
+                    inner.emit(event).await;
+                }
+                break outcomes;
+            }
+        }
+    }
+}
+
+/// Runs (or refuses) one call; sends its updates, then its `tool_execution_end`.
 async fn run_one(
     inner: &Inner,
     call: &ToolCall,
-    prep: Prepared,
+    prepared: Prepared,
     cancel: &CancellationToken,
-    updates: mpsc::UnboundedSender<AgentEvent>,
+    events: mpsc::UnboundedSender<AgentEvent>,
 ) -> ToolOutcome {
-    let outcome = match prep {
+    let outcome = match prepared {
         Prepared::Refused(text) => error_outcome(text),
+        Prepared::Run(_, _) if cancel.is_cancelled() => {
+            error_outcome("Tool call was not executed: the request was aborted".to_string())
+        }
         Prepared::Run(handle, arguments) => {
-            execute_one(inner, &handle, call, arguments, cancel, updates).await
+            execute_one(inner, &handle, call, arguments, cancel, events.clone()).await
         }
     };
-    inner
-        .emit(AgentEvent::ToolExecutionEnd {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            result: outcome.result.clone(),
-            is_error: outcome.is_error,
-        })
-        .await;
+    let _ = events.send(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: outcome.result.clone(),
+        is_error: outcome.is_error,
+    });
     outcome
 }
 
@@ -338,8 +418,10 @@ async fn prepare(
         Err(e) => return Prepared::Refused(e.to_string()),
     };
     if let Some(before) = &inner.before_tool_call {
-        if let ToolCallDecision::Block { reason } = before(call.clone()).await {
-            return Prepared::Refused(reason);
+        match guarded("before_tool_call", before(call.clone())).await {
+            Ok(ToolCallDecision::Allow) => {}
+            Ok(ToolCallDecision::Block { reason }) => return Prepared::Refused(reason),
+            Err(panic) => return Prepared::Refused(panic),
         }
     }
     Prepared::Run(handle.clone(), arguments)
@@ -351,13 +433,13 @@ async fn execute_one(
     call: &ToolCall,
     arguments: Map<String, Value>,
     cancel: &CancellationToken,
-    updates: mpsc::UnboundedSender<AgentEvent>,
+    events: mpsc::UnboundedSender<AgentEvent>,
 ) -> ToolOutcome {
     inner.state().pending_tool_calls.insert(call.id.clone());
     let on_update: ToolUpdateFn = {
         let (id, name, args) = (call.id.clone(), call.name.clone(), call.arguments.clone());
         Arc::new(move |partial_result: AgentToolResult| {
-            let _ = updates.send(AgentEvent::ToolExecutionUpdate {
+            let _ = events.send(AgentEvent::ToolExecutionUpdate {
                 tool_call_id: id.clone(),
                 tool_name: name.clone(),
                 args: args.clone(),
@@ -372,26 +454,31 @@ async fn execute_one(
         on_update,
     ))
     .catch_unwind();
+    // Cancellation wins over a result that is ready at the same moment, so an aborted run
+    // always reports the abort.
     let outcome = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => error_outcome("Tool execution was aborted".to_string()),
         result = execution => match result {
             Ok(Ok(result)) => ToolOutcome { result, is_error: false },
             Ok(Err(ToolCallFailure::Tool(e))) => error_outcome(e.message),
             Ok(Err(ToolCallFailure::Validation(e))) => error_outcome(e.to_string()),
             Err(panic) => error_outcome(format!("Tool \"{}\" panicked: {}", call.name, panic_text(&*panic))),
         },
-        _ = cancel.cancelled() => error_outcome("Tool execution was aborted".to_string()),
     };
     inner.state().pending_tool_calls.remove(&call.id);
-    match &inner.after_tool_call {
-        Some(after) => {
-            let seen = AfterToolCall {
-                tool_call: call.clone(),
-                result: outcome.result.clone(),
-                is_error: outcome.is_error,
-            };
-            after(seen).await.unwrap_or(outcome)
-        }
-        None => outcome,
+    let Some(after) = &inner.after_tool_call else {
+        return outcome;
+    };
+    let seen = AfterToolCall {
+        tool_call: call.clone(),
+        result: outcome.result.clone(),
+        is_error: outcome.is_error,
+    };
+    match guarded("after_tool_call", after(seen)).await {
+        Ok(Some(replaced)) => replaced,
+        Ok(None) => outcome,
+        Err(panic) => error_outcome(panic),
     }
 }
 
@@ -400,4 +487,35 @@ fn error_outcome(text: String) -> ToolOutcome {
         result: AgentToolResult::text(text),
         is_error: true,
     }
+}
+
+/// Gives every tool call of the last assistant message that has no result an error result, so
+/// the history stays valid after a run that died unexpectedly.
+pub(crate) fn repair_pairing(inner: &Inner) {
+    let mut state = inner.state();
+    let messages = Arc::make_mut(&mut state.messages);
+    let Some(last_assistant) = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant(_)))
+    else {
+        return;
+    };
+    let answered: std::collections::HashSet<String> = messages[last_assistant..]
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some(r.tool_call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<ToolResultMessage> = match &messages[last_assistant] {
+        Message::Assistant(a) => a
+            .tool_calls()
+            .filter(|c| !answered.contains(&c.id))
+            .map(|c| {
+                ToolResultMessage::text(c, "Tool call was not executed: the agent run failed", true)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    messages.extend(missing.into_iter().map(Message::ToolResult));
 }

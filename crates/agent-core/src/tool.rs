@@ -19,8 +19,9 @@ use tokio_util::sync::CancellationToken;
 pub struct AgentToolResult {
     /// Text and images shown to the model.
     pub content: Vec<UserContent>,
-    /// Structured data for the application, not sent to the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Structured data for the application, not sent to the model (`null` when absent, as pi
+    /// always sends the field).
+    #[serde(default)]
     pub details: Option<Value>,
 }
 
