@@ -54,7 +54,11 @@ fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<(), String>
         .current_dir(root)
         .status()
         .map_err(|e| format!("could not run cargo: {e}"))?;
-    println!("<== cargo {} ({:.1}s)", args.join(" "), started.elapsed().as_secs_f64());
+    println!(
+        "<== cargo {} ({:.1}s)",
+        args.join(" "),
+        started.elapsed().as_secs_f64()
+    );
     if status.success() {
         Ok(())
     } else {
@@ -69,9 +73,24 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         return Ok(true);
     }
     cargo(root, &["fmt", "--all", "--", "--check"], &[])?;
-    cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])?;
+    cargo(
+        root,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
     cargo(root, &["test", "--workspace"], &[])?;
-    cargo(root, &["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])?;
+    cargo(
+        root,
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
     if options.no_labs {
         return Ok(true);
     }

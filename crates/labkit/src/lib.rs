@@ -78,7 +78,10 @@ impl ModelArgs {
                 "--model {model} needs --provider or --base-url (with neither, the embedded model runs)"
             )),
             (None, Some(base_url), model) => Ok(ModelChoice::Remote {
-                model: Model::openai_compatible(base_url, model.unwrap_or_else(|| "default".to_string())),
+                model: Box::new(Model::openai_compatible(
+                    base_url,
+                    model.unwrap_or_else(|| "default".to_string()),
+                )),
                 api_key,
             }),
             (Some(provider), base_url, model) => {
@@ -106,7 +109,10 @@ impl ModelArgs {
                 if let Some(url) = base_url {
                     model.base_url = url.trim_end_matches('/').to_string();
                 }
-                Ok(ModelChoice::Remote { model, api_key })
+                Ok(ModelChoice::Remote {
+                    model: Box::new(model),
+                    api_key,
+                })
             }
         }
     }
@@ -133,7 +139,7 @@ pub enum ModelChoice {
     /// A provider or server reachable over HTTP.
     Remote {
         /// The model.
-        model: Model,
+        model: Box<Model>,
         /// The key, if one was given (else the provider's variable is used).
         api_key: Option<ApiKey>,
     },
@@ -165,7 +171,7 @@ impl LiveModel {
 pub async fn start(choice: ModelChoice) -> Result<LiveModel, String> {
     match choice {
         ModelChoice::Remote { model, api_key } => Ok(LiveModel {
-            model,
+            model: *model,
             api_key,
             server: None,
         }),
@@ -215,7 +221,7 @@ mod tests {
         let (parsed, _) =
             ModelArgs::parse(args(&["--base-url=http://h:1/v1/", "--model", "qwen"])).unwrap();
         let expected = ModelChoice::Remote {
-            model: Model::openai_compatible("http://h:1/v1", "qwen"),
+            model: Box::new(Model::openai_compatible("http://h:1/v1", "qwen")),
             api_key: None,
         };
         assert_eq!(parsed.with_env(env(&[])).resolve(), Ok(expected));
