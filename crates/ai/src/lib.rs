@@ -33,6 +33,7 @@ pub mod registry;
 pub mod reply;
 pub mod stream;
 pub mod tool;
+pub mod transform;
 pub mod types;
 
 pub use event::AssistantMessageEvent;
@@ -48,5 +49,8 @@ pub use types::message::{
     now_millis, AssistantMessage, Message, StopReason, ToolResultMessage, UserMessage,
     UserMessageContent,
 };
-pub use types::model::{InputKind, Model, ModelCost, API_FAUX, API_OPENAI_COMPLETIONS};
+pub use types::model::{
+    InputKind, Model, ModelCost, API_ANTHROPIC_MESSAGES, API_FAUX, API_GOOGLE_GENERATIVE_AI,
+    API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
+};
 pub use types::usage::{Usage, UsageCost};

@@ -61,6 +61,10 @@ impl ProviderRegistry {
     pub fn with_builtins() -> Self {
         let mut registry = Self::new();
         registry.register(crate::providers::openai_completions::OpenAiCompletionsProvider::new());
+        registry.register(crate::providers::openai_responses::OpenAiResponsesProvider::new());
+        registry.register(crate::providers::anthropic_messages::AnthropicMessagesProvider::new());
+        registry
+            .register(crate::providers::google_generative_ai::GoogleGenerativeAiProvider::new());
         registry
     }
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode};
 use reqwest_eventsource::{Event, EventSource};
 use tokio_util::sync::CancellationToken;
@@ -284,5 +284,90 @@ pub async fn sleep_unless_cancelled(delay: Duration, cancel: &CancellationToken)
         biased;
         _ = cancel.cancelled() => false,
         _ = tokio::time::sleep(delay) => true,
+    }
+}
+
+/// The request headers: JSON content type, the model's headers, the options' headers, then the
+/// authentication header (marked sensitive so it never shows in debug output).
+pub fn request_headers(
+    model: &crate::types::model::Model,
+    options: &StreamOptions,
+    auth: Option<(HeaderName, String)>,
+) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (name, value) in model.headers.iter().chain(options.headers.iter()) {
+        match (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) {
+            (Ok(name), Ok(value)) => {
+                headers.insert(name, value);
+            }
+            _ => return Err(format!("invalid HTTP header {name:?}")),
+        }
+    }
+    if let Some((name, value)) = auth {
+        let mut value = HeaderValue::try_from(value)
+            .map_err(|_| "the API key contains characters not allowed in a header".to_string())?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// One step of reading an open event stream.
+#[derive(Debug)]
+pub enum SseStep {
+    /// A `data` event (`event` name and `data` text).
+    Message(reqwest_eventsource::Event),
+    /// The body ended.
+    Ended,
+    /// The caller cancelled; the source is closed.
+    Aborted,
+    /// The stream failed or stalled; the source is closed. The text says why.
+    Failed(String),
+}
+
+/// Waits for the next event, honouring cancellation and the idle timeout.
+pub async fn next_sse(source: &mut EventSource, options: &StreamOptions) -> SseStep {
+    let next = tokio::select! {
+        biased;
+        _ = options.cancel.cancelled() => {
+            source.close();
+            return SseStep::Aborted;
+        }
+        next = tokio::time::timeout(options.idle_timeout, source.next()) => next,
+    };
+    match next {
+        Err(_) => {
+            source.close();
+            SseStep::Failed(format!(
+                "The stream stalled: no data for {:.1}s (idle_timeout)",
+                options.idle_timeout.as_secs_f64()
+            ))
+        }
+        Ok(None) | Ok(Some(Err(reqwest_eventsource::Error::StreamEnded))) => SseStep::Ended,
+        Ok(Some(Err(e))) => {
+            source.close();
+            let detail = match &e {
+                reqwest_eventsource::Error::Transport(t) => error_chain(t),
+                reqwest_eventsource::Error::Utf8(u) => format!("invalid UTF-8 in the stream: {u}"),
+                other => other.to_string(),
+            };
+            SseStep::Failed(format!("The stream was interrupted: {detail}"))
+        }
+        Ok(Some(Ok(event))) => SseStep::Message(event),
+    }
+}
+
+/// A stream chunk quoted for an error message (cut to 500 characters).
+pub fn quote_chunk(data: &str) -> String {
+    const MAX: usize = 500;
+    if data.chars().count() <= MAX {
+        data.to_string()
+    } else {
+        let cut: String = data.chars().take(MAX).collect();
+        format!("{cut}… ({} bytes)", data.len())
     }
 }

@@ -1,4 +1,8 @@
 //! Wire APIs. Each provider lives in its own folder: wire types, conversion, stream processing.
+//! [`http`] holds what they share: API keys, opening a stream with bounded retries, reading it.
 
+pub mod anthropic_messages;
+pub mod google_generative_ai;
 pub mod http;
 pub mod openai_completions;
+pub mod openai_responses;

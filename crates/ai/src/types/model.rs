@@ -9,6 +9,12 @@ use super::usage::{Usage, UsageCost};
 
 /// Wire API name of OpenAI Chat Completions and compatible servers.
 pub const API_OPENAI_COMPLETIONS: &str = "openai-completions";
+/// Wire API name of Anthropic Messages.
+pub const API_ANTHROPIC_MESSAGES: &str = "anthropic-messages";
+/// Wire API name of OpenAI Responses (also xAI).
+pub const API_OPENAI_RESPONSES: &str = "openai-responses";
+/// Wire API name of Google Gemini.
+pub const API_GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
 /// Wire API name of the deterministic test provider.
 pub const API_FAUX: &str = "faux";
 

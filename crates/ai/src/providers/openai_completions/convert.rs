@@ -1,15 +1,14 @@
 //! Context → Chat Completions request.
 
-use std::collections::{HashMap, HashSet};
-
 use serde_json::{json, Value};
 
 use super::compat::{MaxTokensField, OpenAiCompat, ThinkingFormat};
 use super::wire::ChatRequest;
 use crate::options::StreamOptions;
+use crate::transform::{mistral_tool_id, openai_tool_id, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
-use crate::types::message::{Message, StopReason, ToolResultMessage, UserMessageContent};
+use crate::types::message::{Message, ToolResultMessage, UserMessageContent};
 use crate::types::model::{InputKind, Model};
 
 /// Builds the request body for `context` on `model`.
@@ -60,9 +59,9 @@ pub fn build_request(
     }
 }
 
-/// Converts the system prompt and messages. Assistant turns that failed or were aborted are
-/// skipped (with their tool results); a tool call without a result gets a synthetic error result
-/// so the request stays valid.
+/// Converts the system prompt and messages, after the cross-provider transform
+/// ([`transform_messages`]): failed or aborted assistant turns are dropped, tool calls without a
+/// result get a synthetic one, thinking from other models arrives as text.
 pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat) -> Vec<Value> {
     let images = model.input.contains(&InputKind::Image);
     let mut out = Vec::with_capacity(context.messages.len() + 1);
@@ -74,15 +73,14 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
         };
         out.push(json!({"role": role, "content": system}));
     }
-    let ids = IdMap::new(compat.requires_mistral_tool_ids);
-    let mut skipped_calls: HashSet<&str> = HashSet::new();
-    let mut open_calls: Vec<(String, String)> = Vec::new();
+    let normalize: fn(&str) -> String = if compat.requires_mistral_tool_ids {
+        mistral_tool_id
+    } else {
+        openai_tool_id
+    };
+    let messages = transform_messages(&context.messages, model, normalize);
     let mut last_was_tool = false;
-
-    for message in context.messages.iter() {
-        if !matches!(message, Message::ToolResult(_)) {
-            close_open_calls(&mut out, &mut open_calls, compat, &ids);
-        }
+    for message in &messages {
         match message {
             Message::User(user) => {
                 if last_was_tool && compat.requires_assistant_after_tool_result {
@@ -96,23 +94,14 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
                 last_was_tool = false;
             }
             Message::Assistant(assistant) => {
-                if matches!(
-                    assistant.stop_reason,
-                    StopReason::Error | StopReason::Aborted
-                ) {
-                    skipped_calls.extend(assistant.tool_calls().map(|c| c.id.as_str()));
-                    continue;
-                }
-                let same_model =
-                    assistant.provider == model.provider && assistant.model == model.id;
                 let mut text = String::new();
                 let mut tool_calls = Vec::new();
                 for block in &assistant.content {
                     match block {
                         AssistantContent::Text(t) => text.push_str(&t.text),
+                        // Chat Completions cannot replay reasoning; some servers want it as text.
                         AssistantContent::Thinking(t) => {
-                            let replay_as_text = compat.requires_thinking_as_text || !same_model;
-                            if replay_as_text
+                            if compat.requires_thinking_as_text
                                 && t.redacted != Some(true)
                                 && !t.thinking.trim().is_empty()
                             {
@@ -120,17 +109,14 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
                                 text.push_str("\n\n");
                             }
                         }
-                        AssistantContent::ToolCall(call) => {
-                            open_calls.push((call.id.clone(), call.name.clone()));
-                            tool_calls.push(json!({
-                                "id": ids.map(&call.id),
-                                "type": "function",
-                                "function": {
-                                    "name": call.name,
-                                    "arguments": Value::Object(call.arguments.clone()).to_string(),
-                                },
-                            }));
-                        }
+                        AssistantContent::ToolCall(call) => tool_calls.push(json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                "arguments": Value::Object(call.arguments.clone()).to_string(),
+                            },
+                        })),
                     }
                 }
                 if text.is_empty() && tool_calls.is_empty() {
@@ -147,11 +133,7 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
                 last_was_tool = false;
             }
             Message::ToolResult(result) => {
-                if skipped_calls.contains(result.tool_call_id.as_str()) {
-                    continue;
-                }
-                open_calls.retain(|(id, _)| id != &result.tool_call_id);
-                out.push(tool_message(result, compat, &ids));
+                out.push(tool_message(result, compat));
                 let image_parts: Vec<Value> = result
                     .content
                     .iter()
@@ -171,30 +153,10 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
             }
         }
     }
-    close_open_calls(&mut out, &mut open_calls, compat, &ids);
     out
 }
 
-fn close_open_calls(
-    out: &mut Vec<Value>,
-    open: &mut Vec<(String, String)>,
-    compat: &OpenAiCompat,
-    ids: &IdMap,
-) {
-    for (id, name) in open.drain(..) {
-        let synthetic = ToolResultMessage {
-            tool_call_id: id,
-            tool_name: name,
-            content: vec![UserContent::text("No result provided")],
-            details: None,
-            is_error: true,
-            timestamp: 0,
-        };
-        out.push(tool_message(&synthetic, compat, ids));
-    }
-}
-
-fn tool_message(result: &ToolResultMessage, compat: &OpenAiCompat, ids: &IdMap) -> Value {
+fn tool_message(result: &ToolResultMessage, compat: &OpenAiCompat) -> Value {
     let text = result.text_content();
     let has_images = result
         .content
@@ -207,7 +169,7 @@ fn tool_message(result: &ToolResultMessage, compat: &OpenAiCompat, ids: &IdMap) 
     };
     let mut entry = json!({
         "role": "tool",
-        "tool_call_id": ids.map(&result.tool_call_id),
+        "tool_call_id": result.tool_call_id,
         "content": content,
     });
     if compat.requires_tool_result_name {
@@ -228,47 +190,4 @@ fn user_parts(blocks: &[UserContent], images: bool) -> Vec<Value> {
             UserContent::Image(_) => json!({"type": "text", "text": "(image omitted: this model does not accept images)"}),
         })
         .collect()
-}
-
-/// Rewrites tool-call ids where a server restricts them (Mistral: 9 alphanumerics), the same way
-/// in calls and results.
-struct IdMap {
-    mistral: bool,
-    cache: std::cell::RefCell<HashMap<String, String>>,
-}
-
-impl IdMap {
-    fn new(mistral: bool) -> Self {
-        Self {
-            mistral,
-            cache: Default::default(),
-        }
-    }
-
-    fn map(&self, id: &str) -> String {
-        if !self.mistral {
-            return id.to_string();
-        }
-        let valid = id.len() == 9 && id.chars().all(|c| c.is_ascii_alphanumeric());
-        if valid {
-            return id.to_string();
-        }
-        let mut cache = self.cache.borrow_mut();
-        let next = cache.len();
-        cache
-            .entry(id.to_string())
-            .or_insert_with(|| {
-                let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-                for byte in id.bytes() {
-                    hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-                }
-                hash = hash.wrapping_add(next as u64);
-                const ALPHABET: &[u8] =
-                    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-                (0..9)
-                    .map(|i| ALPHABET[((hash >> (i * 6)) % ALPHABET.len() as u64) as usize] as char)
-                    .collect()
-            })
-            .clone()
-    }
 }

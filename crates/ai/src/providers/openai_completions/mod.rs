@@ -17,14 +17,17 @@ pub mod wire;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
-use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use futures::FutureExt;
+use reqwest::header::AUTHORIZATION;
 use reqwest_eventsource::Event;
 
 use self::compat::OpenAiCompat;
 use self::stream::ChunkProcessor;
 use self::wire::ChatChunk;
-use super::http::{api_key_env_vars, error_chain, open_event_source, resolve_api_key, OpenError};
+use super::http::{
+    api_key_env_vars, error_chain, next_sse, open_event_source, quote_chunk, request_headers,
+    resolve_api_key, OpenError, SseStep,
+};
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
@@ -125,39 +128,16 @@ async fn run(
     };
     drop(request);
     let url = format!("{}/chat/completions", model.base_url.trim_end_matches('/'));
-    let mut headers = reqwest::header::HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    for (name, value) in model.headers.iter().chain(options.headers.iter()) {
-        match (
-            HeaderName::try_from(name.as_str()),
-            HeaderValue::try_from(value.as_str()),
-        ) {
-            (Ok(name), Ok(value)) => {
-                headers.insert(name, value);
-            }
-            _ => {
-                out.fail(StopReason::Error, format!("invalid HTTP header {name:?}"))
-                    .await;
-                return;
-            }
+    let auth = key
+        .as_ref()
+        .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
+    let headers = match request_headers(&model, &options, auth) {
+        Ok(headers) => headers,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
         }
-    }
-    if let Some(key) = &key {
-        match HeaderValue::try_from(format!("Bearer {}", key.expose())) {
-            Ok(mut value) => {
-                value.set_sensitive(true);
-                headers.insert(AUTHORIZATION, value);
-            }
-            Err(_) => {
-                out.fail(
-                    StopReason::Error,
-                    "the API key contains characters not allowed in a header",
-                )
-                .await;
-                return;
-            }
-        }
-    }
+    };
     let build = || {
         client
             .post(&url)
@@ -182,34 +162,20 @@ async fn run(
     drop(body);
 
     loop {
-        let next = tokio::select! {
-            biased;
-            _ = options.cancel.cancelled() => {
-                source.close();
-                processor.fail(StopReason::Aborted, "Request was aborted").await;
+        let event = match next_sse(&mut source, &options).await {
+            SseStep::Message(Event::Open) => continue,
+            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Ended => break,
+            SseStep::Aborted => {
+                processor
+                    .fail(StopReason::Aborted, "Request was aborted")
+                    .await;
                 return;
             }
-            next = tokio::time::timeout(options.idle_timeout, source.next()) => next,
-        };
-        let event = match next {
-            Err(_) => {
-                source.close();
-                let text = format!(
-                    "The stream stalled: no data for {:.1}s (idle_timeout)",
-                    options.idle_timeout.as_secs_f64()
-                );
+            SseStep::Failed(text) => {
                 processor.fail(StopReason::Error, text).await;
                 return;
             }
-            Ok(None) | Ok(Some(Err(reqwest_eventsource::Error::StreamEnded))) => break,
-            Ok(Some(Err(e))) => {
-                source.close();
-                let text = format!("The stream was interrupted: {}", describe_stream_error(&e));
-                processor.fail(StopReason::Error, text).await;
-                return;
-            }
-            Ok(Some(Ok(Event::Open))) => continue,
-            Ok(Some(Ok(Event::Message(message)))) => message,
         };
         let data = event.data.trim();
         if data == "[DONE]" {
@@ -223,7 +189,10 @@ async fn run(
             Ok(chunk) => chunk,
             Err(e) => {
                 source.close();
-                let text = format!("Could not parse a stream chunk ({e}): {}", quote(data));
+                let text = format!(
+                    "Could not parse a stream chunk ({e}): {}",
+                    quote_chunk(data)
+                );
                 processor.fail(StopReason::Error, text).await;
                 return;
             }
@@ -235,22 +204,4 @@ async fn run(
         }
     }
     processor.finish().await;
-}
-
-fn describe_stream_error(error: &reqwest_eventsource::Error) -> String {
-    match error {
-        reqwest_eventsource::Error::Transport(e) => error_chain(e),
-        reqwest_eventsource::Error::Utf8(e) => format!("invalid UTF-8 in the stream: {e}"),
-        other => other.to_string(),
-    }
-}
-
-fn quote(data: &str) -> String {
-    const MAX: usize = 500;
-    if data.chars().count() <= MAX {
-        data.to_string()
-    } else {
-        let cut: String = data.chars().take(MAX).collect();
-        format!("{cut}… ({} bytes)", data.len())
-    }
 }
