@@ -31,6 +31,7 @@ pub mod partial_json;
 pub mod providers;
 pub mod registry;
 pub mod reply;
+pub mod schema;
 pub mod stream;
 pub mod tool;
 pub mod transform;

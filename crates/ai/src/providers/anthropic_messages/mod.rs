@@ -44,3 +44,5 @@ impl ApiProvider for AnthropicMessagesProvider {
         .boxed()
     }
 }
+
+pub mod models;

@@ -44,3 +44,5 @@ impl ApiProvider for GoogleGenerativeAiProvider {
         .boxed()
     }
 }
+
+pub mod models;

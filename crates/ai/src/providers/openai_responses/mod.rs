@@ -44,3 +44,5 @@ impl ApiProvider for OpenAiResponsesProvider {
         .boxed()
     }
 }
+
+pub mod models;

@@ -1,0 +1,1 @@
+//! Built-in models of this API (to be written).

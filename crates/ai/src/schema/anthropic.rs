@@ -1,0 +1,1 @@
+//! Schema dialect: anthropic (to be written).

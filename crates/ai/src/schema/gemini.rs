@@ -1,0 +1,1 @@
+//! Schema dialect: gemini (to be written).

@@ -1,0 +1,1 @@
+//! Schema dialect: openai_strict (to be written).
