@@ -127,9 +127,13 @@ impl Recorded {
     }
 }
 
+/// Computes a reply from the request (for servers shared by many concurrent clients).
+pub type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     script: VecDeque<Reply>,
+    responder: Option<Responder>,
     recorded: Vec<Recorded>,
 }
 
@@ -165,6 +169,7 @@ impl TestServer {
         let base_url = format!("http://{}", listener.local_addr()?);
         let shared = Arc::new(Mutex::new(Shared {
             script: script.into(),
+            responder: None,
             recorded: Vec::new(),
         }));
         let task_shared = shared.clone();
@@ -181,6 +186,15 @@ impl TestServer {
             shared,
             task,
         })
+    }
+
+    /// Starts a server that answers every request with `responder(request)`.
+    pub async fn start_fn(
+        responder: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) -> std::io::Result<Self> {
+        let server = Self::start(Vec::new()).await?;
+        lock(&server.shared).responder = Some(Arc::new(responder));
+        Ok(server)
     }
 
     /// `http://127.0.0.1:PORT` (no trailing slash).
@@ -214,8 +228,12 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) -> std::io::Re
     };
     let reply = {
         let mut shared = lock(&shared);
+        let reply = match &shared.responder {
+            Some(responder) => Some(responder(&request)),
+            None => shared.script.pop_front(),
+        };
         shared.recorded.push(request);
-        shared.script.pop_front()
+        reply
     };
     let reply = reply.unwrap_or_else(|| {
         Reply::json_error(
