@@ -5,11 +5,14 @@
 //! - `labs`: build and run every lab under `labs/`, print a table, fail if any run fails.
 //! - `ci`: fmt, clippy, tests, docs, then the model and the labs: the README's test command.
 //!
-//! `bench` and `fuzz` are reserved: add a variant to [`Command`], a line to [`USAGE`] and
+//! - `fuzz`: run a cargo-fuzz target for a while.
+//!
+//! `bench` is reserved: add a variant to [`Command`], a line to [`USAGE`] and
 //! a module next to `labs.rs` when they are implemented.
 
 mod args;
 mod ci;
+mod fuzz;
 mod labs;
 mod local_model;
 
@@ -23,10 +26,11 @@ cargo xtask <command> [options]
 Commands:
   local-model   Install the embedded local model (llama.cpp engine + weights) ahead of time
   labs          Build every lab under labs/ and run each one, printing a pass/fail table
+  fuzz          Run a cargo-fuzz target for N seconds (partial_json, chat_stream, workspace_resolve)
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
-Reserved (not implemented yet): bench, fuzz
+Reserved (not implemented yet): bench
 
 Run `cargo xtask <command> --help` for a command's options.";
 
@@ -41,7 +45,9 @@ enum Command {
     Labs(labs::Options),
     /// `ci`.
     Ci(ci::Options),
-    // Later: Bench(bench::Options), Fuzz(fuzz::Options).
+    /// `fuzz`.
+    Fuzz(fuzz::Options),
+    // Later: Bench(bench::Options).
 }
 
 /// Parses the arguments after the program name.
@@ -56,7 +62,8 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "local-model" => local_model::Options::parse(rest).map(Command::LocalModel),
         "labs" => labs::Options::parse(rest).map(Command::Labs),
         "ci" => ci::Options::parse(rest).map(Command::Ci),
-        "bench" | "fuzz" => Err(format!(
+        "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
+        "bench" => Err(format!(
             "`cargo xtask {name}` is reserved but not implemented yet"
         )),
         other => Err(format!("unknown command `{other}`")),
@@ -99,6 +106,7 @@ fn main() -> ExitCode {
         Command::LocalModel(options) => runtime.block_on(local_model::run(options)),
         Command::Labs(options) => runtime.block_on(labs::run(&workspace_root(), options)),
         Command::Ci(options) => runtime.block_on(ci::run(&workspace_root(), options)),
+        Command::Fuzz(options) => fuzz::run(&workspace_root(), options),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
