@@ -237,6 +237,15 @@ impl ReplyBuilder {
         }
     }
 
+    /// Mutable access to the last thinking block (to mark it redacted, or to fill in provider
+    /// data that arrives outside the deltas).
+    pub fn last_thinking_mut(&mut self) -> Option<&mut ThinkingContent> {
+        self.message.content.iter_mut().rev().find_map(|c| match c {
+            AssistantContent::Thinking(t) => Some(t),
+            _ => None,
+        })
+    }
+
     /// Opens a tool call and returns its content index.
     pub async fn tool_call_start(
         &mut self,
