@@ -100,10 +100,15 @@ pub fn thinking_budget(level: ReasoningLevel) -> u64 {
     }
 }
 
+/// Anthropic's smallest thinking budget.
+pub const MIN_THINKING_BUDGET: u64 = 1024;
+
 /// `(max_tokens, thinking budget)`. `max_tokens` is the options' limit, else the model's, else
 /// [`DEFAULT_MAX_TOKENS`]. With thinking (a reasoning model and `options.reasoning`), Anthropic
 /// needs `max_tokens` above the budget: a smaller limit is raised by the budget (the answer keeps
-/// the room asked for), up to the model's own limit when that is above the budget.
+/// the room asked for) but not past the model's own limit; where that limit leaves too little
+/// room, the budget shrinks to leave 1,024 tokens for the answer (as pi), and thinking is left
+/// off when not even [`MIN_THINKING_BUDGET`] fits.
 pub fn output_limits(model: &Model, options: &StreamOptions) -> (u64, Option<u64>) {
     let cap = model.max_tokens;
     let max = options
@@ -119,12 +124,13 @@ pub fn output_limits(model: &Model, options: &StreamOptions) -> (u64, Option<u64
         return (max, Some(budget));
     }
     let raised = budget.saturating_add(max);
-    let max = if cap > budget {
-        raised.min(cap)
+    let max = if cap > 0 { raised.min(cap) } else { raised };
+    let budget = if max > budget {
+        budget
     } else {
-        raised
+        max.saturating_sub(1024).max(MIN_THINKING_BUDGET)
     };
-    (max, Some(budget))
+    (max, (max > budget).then_some(budget))
 }
 
 /// Converts the conversation (see the module docs). `cache` puts a cache marker on the last
@@ -309,6 +315,16 @@ mod tests {
         assert_eq!(
             output_limits(&model(20_000, true), &options(Some(16_000), Some(High))),
             (20_000, Some(16_384))
+        );
+        // The model's limit is the budget: the budget shrinks.
+        assert_eq!(
+            output_limits(&model(8192, true), &options(Some(4000), Some(Medium))),
+            (8192, Some(7168))
+        );
+        // No room for the smallest budget: no thinking.
+        assert_eq!(
+            output_limits(&model(1000, true), &options(None, Some(Minimal))),
+            (1000, None)
         );
         // Unknown model limit.
         assert_eq!(

@@ -6,6 +6,9 @@
 //! `input_json_delta` fragments are the raw arguments. Server-tool blocks (`server_tool_use`,
 //! `web_search_tool_result`, …) and unknown block or delta types (`citations_delta`) are skipped.
 //!
+//! The reply is complete at `message_stop`, or when the body ends cleanly after `message_delta`
+//! brought the stop reason; a body that ends earlier is an error.
+//!
 //! Stop reasons: `end_turn`, `stop_sequence` and `pause_turn` → `stop` (a paused server-tool
 //! turn is complete as far as the caller is concerned; resubmitting the conversation continues
 //! it, as in pi); `max_tokens` and `model_context_window_exceeded` → `length`; `tool_use` →
@@ -13,6 +16,7 @@
 
 use super::wire::{Delta, MessageShell, StartBlock, StreamEvent, WireUsage};
 use crate::reply::ReplyBuilder;
+use crate::types::content::ThinkingContent;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
 use crate::types::usage::Usage;
@@ -32,9 +36,7 @@ pub enum Flow {
 #[derive(Debug)]
 enum Kind {
     Text,
-    Thinking {
-        pending_signature: String,
-    },
+    Thinking,
     Redacted,
     ToolUse {
         input: serde_json::Value,
@@ -47,7 +49,7 @@ impl Kind {
     fn name(&self) -> &'static str {
         match self {
             Self::Text => "text",
-            Self::Thinking { .. } => "thinking",
+            Self::Thinking => "thinking",
             Self::Redacted => "redacted_thinking",
             Self::ToolUse { .. } => "tool_use",
             Self::Skipped => "skipped",
@@ -58,8 +60,6 @@ impl Kind {
 #[derive(Debug)]
 struct Open {
     index: u64,
-    /// Content index of the reply where this block's content starts.
-    first: usize,
     kind: Kind,
 }
 
@@ -147,27 +147,31 @@ impl EventProcessor {
     async fn block_start(&mut self, index: u64, block: StartBlock) {
         // A block that was never stopped ends here.
         self.close().await;
-        let first = self.out.message().content.len();
         let kind = match block {
             StartBlock::Text { text } => {
                 self.out.text(&text).await;
                 Kind::Text
             }
+            // Opened at once: a block may hold only a signature (thinking display omitted).
             StartBlock::Thinking {
                 thinking,
                 signature,
             } => {
-                self.out.thinking(&thinking).await;
-                Kind::Thinking {
-                    pending_signature: signature.unwrap_or_default(),
-                }
+                let initial = ThinkingContent {
+                    thinking,
+                    thinking_signature: signature.filter(|s| !s.is_empty()),
+                    redacted: None,
+                };
+                self.out.thinking_start_with(initial).await;
+                Kind::Thinking
             }
             StartBlock::RedactedThinking { data } => {
-                self.out.thinking(REDACTED_THINKING).await;
-                if let Some(block) = self.out.last_thinking_mut() {
-                    block.thinking_signature = Some(data);
-                    block.redacted = Some(true);
-                }
+                let initial = ThinkingContent {
+                    thinking: REDACTED_THINKING.to_string(),
+                    thinking_signature: Some(data),
+                    redacted: Some(true),
+                };
+                self.out.thinking_start_with(initial).await;
                 Kind::Redacted
             }
             StartBlock::ToolUse { id, name, input } => {
@@ -179,21 +183,7 @@ impl EventProcessor {
             }
             StartBlock::Other => Kind::Skipped,
         };
-        self.open = Some(Open { index, first, kind });
-        self.apply_pending_signature();
-    }
-
-    /// Signatures wait until their thinking block has content (a block is only created by its
-    /// first text).
-    fn apply_pending_signature(&mut self) {
-        let Some(open) = &mut self.open else { return };
-        let has_content = self.out.message().content.len() > open.first;
-        if let Kind::Thinking { pending_signature } = &mut open.kind {
-            if has_content && !pending_signature.is_empty() {
-                let signature = std::mem::take(pending_signature);
-                self.out.thinking_signature(signature);
-            }
-        }
+        self.open = Some(Open { index, kind });
     }
 
     async fn delta(&mut self, index: u64, delta: Delta) -> Result<(), String> {
@@ -205,13 +195,13 @@ impl EventProcessor {
         match (&mut open.kind, delta) {
             (_, Delta::Other) | (Kind::Skipped, _) => {}
             (Kind::Text, Delta::TextDelta { text }) => self.out.text(&text).await,
-            (Kind::Thinking { .. }, Delta::ThinkingDelta { thinking }) => {
-                self.out.thinking(&thinking).await;
-                self.apply_pending_signature();
+            (Kind::Thinking, Delta::ThinkingDelta { thinking }) => {
+                self.out.thinking(&thinking).await
             }
-            (Kind::Thinking { pending_signature }, Delta::SignatureDelta { signature }) => {
-                pending_signature.push_str(&signature);
-                self.apply_pending_signature();
+            (Kind::Thinking, Delta::SignatureDelta { signature }) => {
+                if !signature.is_empty() {
+                    self.out.thinking_signature(signature);
+                }
             }
             (Kind::ToolUse { had_delta, .. }, Delta::InputJsonDelta { partial_json }) => {
                 *had_delta = true;
@@ -264,9 +254,12 @@ impl EventProcessor {
         usage
     }
 
-    /// Ends the reply after `message_stop` or the end of the body. No `message_stop` → error.
+    /// Ends the reply after `message_stop` or the end of the body. A body that ends before
+    /// `message_stop` is an error, unless `message_delta` already brought the stop reason: then
+    /// every block and the final usage have arrived, and only the empty `message_stop` is missing
+    /// (one recorded stream ends without the blank line that would dispatch it).
     pub async fn finish(mut self) -> AssistantMessage {
-        if !self.complete {
+        if !self.complete && self.stop_reason.is_none() {
             return self
                 .fail(
                     StopReason::Error,
