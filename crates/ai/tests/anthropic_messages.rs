@@ -259,6 +259,28 @@ async fn redacted_thinking_keeps_its_data() {
 }
 
 #[tokio::test]
+async fn tool_input_given_whole_at_block_start_is_kept() {
+    let mut events = vec![
+        message_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_9", "name": "ls", "input": {"dir": "src"}}}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ];
+    events.extend(end("tool_use"));
+    let server = TestServer::start(vec![Reply::sse(stream(events))])
+        .await
+        .unwrap();
+    let (_, message) = run(&model(&server), &user_context("hi"), fast_options()).await;
+    assert_eq!(
+        message.content,
+        vec![AssistantContent::ToolCall(ToolCall::new(
+            "toolu_9",
+            "ls",
+            object(json!({"dir": "src"}))
+        ))]
+    );
+}
+
+#[tokio::test]
 async fn stop_reasons_map_like_pi() {
     let cases = [
         ("end_turn", StopReason::Stop, None),
