@@ -237,6 +237,35 @@ impl ReplyBuilder {
         }
     }
 
+    /// Opens a thinking block holding `initial` (closing the open block) and returns its content
+    /// index: sends `thinking_start`, then a `thinking_delta` with `initial.thinking` if it is not
+    /// empty. Later [`thinking`](Self::thinking) deltas append to it. For blocks that must exist
+    /// before (or without) any reasoning text: a signature-only block, a redacted block.
+    pub async fn thinking_start_with(&mut self, initial: ThinkingContent) -> usize {
+        self.start().await;
+        self.close_open().await;
+        let index = self.message.content.len();
+        let text = initial.thinking.clone();
+        self.message
+            .content
+            .push(AssistantContent::Thinking(initial));
+        self.open = Some(OpenBlock::Thinking(index));
+        self.sink
+            .send(AssistantMessageEvent::ThinkingStart {
+                content_index: index,
+            })
+            .await;
+        if !text.is_empty() {
+            self.sink
+                .send(AssistantMessageEvent::ThinkingDelta {
+                    content_index: index,
+                    delta: text,
+                })
+                .await;
+        }
+        index
+    }
+
     /// Opens a tool call and returns its content index.
     pub async fn tool_call_start(
         &mut self,

@@ -1,8 +1,37 @@
-//! Anthropic Messages (`anthropic-messages`): POST `/v1/messages`.
+//! Anthropic Messages (`anthropic-messages`): `POST {baseUrl}/messages` with `stream: true`.
+//!
+//! - [`wire`]: request and stream event types.
+//! - [`convert`]: context → request (thinking replay, tool results, cache markers).
+//! - [`stream`]: stream events → reply events.
+//! - [`models`]: the built-in Claude models.
+//!
+//! Authentication is the `x-api-key` header, from [`StreamOptions::api_key`] or
+//! `ANTHROPIC_API_KEY` (for the `anthropic` provider; a model of another provider, such as a
+//! local proxy, is sent without a key when it has none). `anthropic-version: 2023-06-01` is sent
+//! unless the model's or the options' headers set another.
+//!
+//! Model compat options (`model.compat`, camelCase JSON): `cacheControl` (bool, default false)
+//! puts a `cache_control: {type: ephemeral}` marker on the system prompt and on the last block of
+//! the last user turn, so Anthropic caches the prompt up to there.
+
+pub mod convert;
+pub mod models;
+pub mod stream;
+pub mod wire;
+
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest_eventsource::Event;
 
+use self::stream::{EventProcessor, Flow};
+use self::wire::StreamEvent;
+use super::http::{
+    api_key_env_vars, error_chain, next_sse, open_event_source, quote_chunk, redact,
+    request_headers, resolve_api_key, OpenError, SseStep,
+};
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
@@ -10,14 +39,37 @@ use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_ANTHROPIC_MESSAGES};
 
+/// Anthropic's API endpoint, used when a model has no base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
+
+/// The API version sent in `anthropic-version`.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
 /// The provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone, Default)]
-pub struct AnthropicMessagesProvider {}
+#[derive(Debug, Clone)]
+pub struct AnthropicMessagesProvider {
+    client: Result<reqwest::Client, String>,
+}
+
+impl Default for AnthropicMessagesProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl AnthropicMessagesProvider {
     /// A provider with its own HTTP client.
     pub fn new() -> Self {
-        Self {}
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)));
+        Self { client }
+    }
+
+    /// A provider using the given client (proxies, custom TLS, …).
+    pub fn with_client(client: reqwest::Client) -> Self {
+        Self { client: Ok(client) }
     }
 }
 
@@ -29,20 +81,159 @@ impl ApiProvider for AnthropicMessagesProvider {
     fn stream(
         &self,
         model: Model,
-        _context: Context,
-        _options: StreamOptions,
+        context: Context,
+        options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(
-                    StopReason::Error,
-                    "the anthropic-messages provider is not implemented yet",
-                )
-                .await;
-        }
-        .boxed()
+        run(self.client.clone(), model, context, options, sink).boxed()
     }
 }
 
-pub mod models;
+async fn run(
+    client: Result<reqwest::Client, String>,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    sink: EventSink,
+) {
+    let out = ReplyBuilder::new(&model, sink);
+    let client = match client {
+        Ok(client) => client,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let key = resolve_api_key(&model.provider, &options);
+    let env_vars = api_key_env_vars(&model.provider);
+    if key.is_none() && !env_vars.is_empty() {
+        let text = format!(
+            "No API key for provider {}: set {} or pass StreamOptions::api_key",
+            model.provider,
+            env_vars.join(" or ")
+        );
+        out.fail(StopReason::Error, text).await;
+        return;
+    }
+    let request = match convert::build_request(&model, &context, &options) {
+        Ok(request) => request,
+        Err(e) => {
+            out.fail(StopReason::Error, e.to_string()).await;
+            return;
+        }
+    };
+    drop(context);
+    let body = match serde_json::to_vec(&request) {
+        Ok(body) => body,
+        Err(e) => {
+            out.fail(
+                StopReason::Error,
+                format!("could not encode the request: {e}"),
+            )
+            .await;
+            return;
+        }
+    };
+    drop(request);
+    let base_url = match model.base_url.trim().trim_end_matches('/') {
+        "" => DEFAULT_BASE_URL,
+        url => url,
+    };
+    let url = format!("{base_url}/messages");
+    let auth = key.as_ref().map(|key| {
+        (
+            HeaderName::from_static("x-api-key"),
+            key.expose().to_string(),
+        )
+    });
+    let mut headers = match request_headers(&model, &options, auth) {
+        Ok(headers) => headers,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    headers
+        .entry(HeaderName::from_static("anthropic-version"))
+        .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));
+    let build = || {
+        client
+            .post(&url)
+            .headers(headers.clone())
+            .body(body.clone())
+    };
+
+    let mut processor = EventProcessor::new(out, &model);
+    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+        Ok(source) => source,
+        Err(OpenError::Aborted) => {
+            processor
+                .fail(StopReason::Aborted, "Request was aborted")
+                .await;
+            return;
+        }
+        Err(OpenError::Failed(text)) => {
+            processor.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
+    drop(body);
+
+    loop {
+        let message = match next_sse(&mut source, &options).await {
+            SseStep::Message(Event::Open) => continue,
+            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Ended => break,
+            SseStep::Aborted => {
+                processor
+                    .fail(StopReason::Aborted, "Request was aborted")
+                    .await;
+                return;
+            }
+            SseStep::Failed(text) => {
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+        };
+        let data = message.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        // Some gateways end the stream OpenAI-style; `message_stop` decides completeness.
+        if data == "[DONE]" {
+            source.close();
+            break;
+        }
+        let event: StreamEvent = match serde_json::from_str(data) {
+            Ok(event) => event,
+            Err(e) => {
+                source.close();
+                let what = if message.event == "error" {
+                    "The server sent an error".to_string()
+                } else {
+                    format!("Could not parse a stream event ({e})")
+                };
+                let text = format!("{what}: {}", quote_chunk(data));
+                processor
+                    .fail(StopReason::Error, redact(text, key.as_ref()))
+                    .await;
+                return;
+            }
+        };
+        match processor.process(event).await {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Complete) => {
+                source.close();
+                break;
+            }
+            Err(text) => {
+                source.close();
+                processor
+                    .fail(StopReason::Error, redact(text, key.as_ref()))
+                    .await;
+                return;
+            }
+        }
+    }
+    processor.finish().await;
+}

@@ -1,0 +1,423 @@
+//! Anthropic Messages wire types: the request body (serialized) and stream events (parsed
+//! leniently: unknown fields are ignored, unknown event, block and delta types are kept as
+//! `Other`, `null` counters read as absent).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The request body of `POST /v1/messages`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessagesRequest {
+    /// Model id.
+    pub model: String,
+    /// Output limit (required by Anthropic); thinking tokens count against it.
+    pub max_tokens: u64,
+    /// The conversation: alternating user and assistant turns.
+    pub messages: Vec<MessageParam>,
+    /// System prompt, as text blocks (so a cache marker can be attached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<Vec<ContentBlock>>,
+    /// Always true.
+    pub stream: bool,
+    /// Sampling temperature (only without thinking: Anthropic rejects both together).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Client tools.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolParam>,
+    /// Extended thinking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<ThinkingParam>,
+}
+
+/// Who says a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user (also carries tool results).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageParam {
+    /// Who says it.
+    pub role: Role,
+    /// Its blocks (never empty).
+    pub content: Vec<ContentBlock>,
+}
+
+/// `{"type": "ephemeral"}`: a prompt-cache breakpoint after the block that carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheControl {
+    /// Always `ephemeral`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+impl CacheControl {
+    /// The default (five-minute) cache breakpoint.
+    pub const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+}
+
+/// Base64 image data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageSource {
+    /// Always `base64`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The data, without a `data:` prefix.
+    pub data: String,
+}
+
+/// A content block of a request message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Text.
+    Text {
+        /// The text (never empty: Anthropic rejects empty text blocks).
+        text: String,
+        /// Cache breakpoint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// An image.
+    Image {
+        /// The data.
+        source: ImageSource,
+        /// Cache breakpoint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// A tool call made by the model (assistant turns).
+    ToolUse {
+        /// Call id (`[A-Za-z0-9_-]{1,64}`).
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments.
+        input: Map<String, Value>,
+    },
+    /// The result of a tool call (user turns).
+    ToolResult {
+        /// Id of the call it answers.
+        tool_use_id: String,
+        /// Text and image blocks.
+        content: Vec<ContentBlock>,
+        /// Set (to true) only when the tool failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        is_error: Option<bool>,
+        /// Cache breakpoint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// Reasoning replayed to the model that produced it, with its signature.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The signature Anthropic sent with it.
+        signature: String,
+    },
+    /// Encrypted reasoning replayed to the model that produced it.
+    RedactedThinking {
+        /// The opaque data Anthropic sent.
+        data: String,
+    },
+}
+
+impl ContentBlock {
+    /// A text block without a cache marker.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text {
+            text: text.into(),
+            cache_control: None,
+        }
+    }
+
+    /// Sets the cache marker on blocks that can carry one; false for the others.
+    pub fn set_cache_control(&mut self, marker: CacheControl) -> bool {
+        match self {
+            Self::Text { cache_control, .. }
+            | Self::Image { cache_control, .. }
+            | Self::ToolResult { cache_control, .. } => {
+                *cache_control = Some(marker);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A client tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolParam {
+    /// Tool name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its input (see [`crate::schema::anthropic`]).
+    pub input_schema: Value,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThinkingParam {
+    /// Always `enabled`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Tokens the model may spend thinking (at least 1,024, less than `max_tokens`).
+    pub budget_tokens: u64,
+}
+
+/// One event of the stream (the `data` of an SSE event, tagged by `type`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// The reply begins: id and input usage.
+    MessageStart {
+        /// The message shell.
+        #[serde(default)]
+        message: MessageShell,
+    },
+    /// A content block begins.
+    ContentBlockStart {
+        /// Its index in the reply.
+        index: u64,
+        /// Its type and initial fields.
+        content_block: StartBlock,
+    },
+    /// A fragment of the open block.
+    ContentBlockDelta {
+        /// Index of the block.
+        index: u64,
+        /// The fragment.
+        delta: Delta,
+    },
+    /// The block ends.
+    ContentBlockStop {
+        /// Index of the block.
+        index: u64,
+    },
+    /// Stop reason and final usage.
+    MessageDelta {
+        /// The stop reason.
+        #[serde(default)]
+        delta: MessageDeltaBody,
+        /// Cumulative usage.
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    /// The reply is complete.
+    MessageStop,
+    /// Keep-alive.
+    Ping,
+    /// An error after the response started (e.g. `overloaded_error`).
+    Error {
+        /// What went wrong.
+        #[serde(default)]
+        error: ErrorBody,
+    },
+    /// An event type this version does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// The `message` of `message_start`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct MessageShell {
+    /// Message id (`msg_…`).
+    pub id: Option<String>,
+    /// Usage so far (input tokens).
+    pub usage: Option<WireUsage>,
+}
+
+/// Token counters; any may be absent or `null` (proxies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct WireUsage {
+    /// Input tokens not read from or written to the cache.
+    pub input_tokens: Option<u64>,
+    /// Output tokens (thinking included).
+    pub output_tokens: Option<u64>,
+    /// Input tokens written to the cache.
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Input tokens read from the cache.
+    pub cache_read_input_tokens: Option<u64>,
+}
+
+/// The first state of a content block.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StartBlock {
+    /// Text.
+    Text {
+        /// Initial text (normally empty).
+        #[serde(default)]
+        text: String,
+    },
+    /// Reasoning.
+    Thinking {
+        /// Initial reasoning (normally empty).
+        #[serde(default)]
+        thinking: String,
+        /// Initial signature (normally absent).
+        #[serde(default)]
+        signature: Option<String>,
+    },
+    /// Encrypted reasoning.
+    RedactedThinking {
+        /// The opaque data to replay.
+        #[serde(default)]
+        data: String,
+    },
+    /// A client tool call.
+    ToolUse {
+        /// Call id.
+        #[serde(default)]
+        id: String,
+        /// Tool name.
+        #[serde(default)]
+        name: String,
+        /// Initial input (normally `{}`; the arguments arrive as `input_json_delta`).
+        #[serde(default)]
+        input: Value,
+    },
+    /// Server tools, their results and future block types: not part of the reply's content.
+    #[serde(other)]
+    Other,
+}
+
+/// A fragment of a content block.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Delta {
+    /// Text.
+    TextDelta {
+        /// The text.
+        #[serde(default)]
+        text: String,
+    },
+    /// Reasoning.
+    ThinkingDelta {
+        /// The reasoning text.
+        #[serde(default)]
+        thinking: String,
+    },
+    /// The signature of a thinking block.
+    SignatureDelta {
+        /// The signature (or part of it).
+        #[serde(default)]
+        signature: String,
+    },
+    /// Tool-call arguments, as raw JSON text.
+    InputJsonDelta {
+        /// The fragment.
+        #[serde(default)]
+        partial_json: String,
+    },
+    /// Citations and future delta types.
+    #[serde(other)]
+    Other,
+}
+
+/// The `delta` of `message_delta`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct MessageDeltaBody {
+    /// `end_turn`, `max_tokens`, `tool_use`, `stop_sequence`, `pause_turn`, `refusal`, …
+    pub stop_reason: Option<String>,
+}
+
+/// The `error` of an `error` event.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ErrorBody {
+    /// `overloaded_error`, `api_error`, …
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Anthropic's message.
+    pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_events_leniently() {
+        let event: StreamEvent = serde_json::from_value(json!({
+            "type": "message_start",
+            "message": {"id": "msg_1", "usage": {"input_tokens": 5, "cache_read_input_tokens": null}}
+        }))
+        .unwrap();
+        assert_eq!(
+            event,
+            StreamEvent::MessageStart {
+                message: MessageShell {
+                    id: Some("msg_1".into()),
+                    usage: Some(WireUsage {
+                        input_tokens: Some(5),
+                        ..WireUsage::default()
+                    }),
+                }
+            }
+        );
+        let unknown: StreamEvent =
+            serde_json::from_value(json!({"type": "future_event", "x": 1})).unwrap();
+        assert_eq!(unknown, StreamEvent::Other);
+        let server_tool: StreamEvent = serde_json::from_value(json!({
+            "type": "content_block_start", "index": 0,
+            "content_block": {"type": "server_tool_use", "id": "srv", "name": "web_search", "input": {}}
+        }))
+        .unwrap();
+        assert_eq!(
+            server_tool,
+            StreamEvent::ContentBlockStart {
+                index: 0,
+                content_block: StartBlock::Other
+            }
+        );
+        let citation: StreamEvent = serde_json::from_value(json!({
+            "type": "content_block_delta", "index": 2,
+            "delta": {"type": "citations_delta", "citation": {}}
+        }))
+        .unwrap();
+        assert_eq!(
+            citation,
+            StreamEvent::ContentBlockDelta {
+                index: 2,
+                delta: Delta::Other
+            }
+        );
+    }
+
+    #[test]
+    fn serializes_blocks_in_anthropic_shape() {
+        let mut block = ContentBlock::ToolResult {
+            tool_use_id: "toolu_1".into(),
+            content: vec![ContentBlock::text("ok")],
+            is_error: None,
+            cache_control: None,
+        };
+        assert!(block.set_cache_control(CacheControl::EPHEMERAL));
+        assert_eq!(
+            serde_json::to_value(&block).unwrap(),
+            json!({"type": "tool_result", "tool_use_id": "toolu_1",
+                   "content": [{"type": "text", "text": "ok"}],
+                   "cache_control": {"type": "ephemeral"}})
+        );
+        let mut thinking = ContentBlock::RedactedThinking { data: "d".into() };
+        assert!(!thinking.set_cache_control(CacheControl::EPHEMERAL));
+        assert_eq!(
+            serde_json::to_value(&thinking).unwrap(),
+            json!({"type": "redacted_thinking", "data": "d"})
+        );
+    }
+}
