@@ -9,7 +9,10 @@
 
 use std::sync::OnceLock;
 
-use crate::types::model::{InputKind, Model, ModelCost, API_OPENAI_COMPLETIONS};
+use crate::types::model::{
+    InputKind, Model, ModelCost, API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI,
+    API_OPENAI_COMPLETIONS,
+};
 
 struct Spec {
     provider: &'static str,
@@ -45,8 +48,10 @@ const fn spec(
     }
 }
 
-/// (provider, base URL) of every built-in Chat Completions provider.
+/// (provider, base URL) of every built-in provider.
 pub const PROVIDER_BASE_URLS: &[(&str, &str)] = &[
+    ("anthropic", "https://api.anthropic.com/v1"),
+    ("google", "https://generativelanguage.googleapis.com/v1beta"),
     ("openai", "https://api.openai.com/v1"),
     ("openrouter", "https://openrouter.ai/api/v1"),
     ("groq", "https://api.groq.com/openai/v1"),
@@ -311,10 +316,29 @@ const SPECS: &[Spec] = &[
     ),
 ];
 
-/// Every built-in model.
+/// Every built-in model: the Chat Completions table above, then each API's own list.
 pub fn builtin_models() -> &'static [Model] {
     static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
     MODELS.get_or_init(|| {
+        let mut models = completions_models();
+        models.extend(crate::providers::anthropic_messages::models::builtin());
+        models.extend(crate::providers::google_generative_ai::models::builtin());
+        models.extend(crate::providers::openai_responses::models::builtin());
+        models
+    })
+}
+
+/// The wire API a provider speaks by default.
+pub fn provider_api(provider: &str) -> &'static str {
+    match provider {
+        "anthropic" => API_ANTHROPIC_MESSAGES,
+        "google" => API_GOOGLE_GENERATIVE_AI,
+        _ => API_OPENAI_COMPLETIONS,
+    }
+}
+
+fn completions_models() -> Vec<Model> {
+    {
         SPECS
             .iter()
             .filter_map(|s| {
@@ -338,7 +362,7 @@ pub fn builtin_models() -> &'static [Model] {
                 Some(model)
             })
             .collect()
-    })
+    }
 }
 
 /// The built-in model `id` of `provider`.
@@ -363,6 +387,7 @@ pub fn model_for(provider: &str, id: &str) -> Option<Model> {
     get_model(provider, id).or_else(|| {
         let mut model = Model::openai_compatible(provider_base_url(provider)?, id);
         model.provider = provider.to_string();
+        model.api = provider_api(provider).to_string();
         Some(model)
     })
 }
@@ -373,7 +398,15 @@ mod tests {
 
     #[test]
     fn every_spec_has_a_known_provider_and_sane_limits() {
-        assert_eq!(builtin_models().len(), SPECS.len());
+        assert_eq!(completions_models().len(), SPECS.len());
+        let mut keys: Vec<(&str, &str)> = builtin_models()
+            .iter()
+            .map(|m| (m.provider.as_str(), m.id.as_str()))
+            .collect();
+        keys.sort();
+        let count = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), count, "(provider, id) pairs are unique");
         for model in builtin_models() {
             assert!(model.max_tokens <= model.context_window, "{}", model.id);
             assert!(model.cost.output >= model.cost.input, "{}", model.id);
@@ -386,5 +419,10 @@ mod tests {
         assert_eq!(model.base_url, "https://api.groq.com/openai/v1");
         assert_eq!(model.provider, "groq");
         assert_eq!(model_for("nowhere", "x"), None);
+        let claude = model_for("anthropic", "claude-new").unwrap();
+        assert_eq!(
+            (claude.api.as_str(), claude.base_url.as_str()),
+            ("anthropic-messages", "https://api.anthropic.com/v1")
+        );
     }
 }

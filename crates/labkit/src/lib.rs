@@ -23,7 +23,7 @@ pub struct ModelArgs {
 }
 
 /// Usage text for the shared flags.
-pub const MODEL_FLAGS_USAGE: &str = "  --provider NAME   openai, openrouter, groq, deepseek, xai, mistral, cerebras, together (env OXPI_PROVIDER)
+pub const MODEL_FLAGS_USAGE: &str = "  --provider NAME   openai, anthropic, google, openrouter, groq, deepseek, xai, mistral, cerebras, together (env OXPI_PROVIDER)
   --model ID        model id (env OXPI_MODEL)
   --base-url URL    an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (env OXPI_BASE_URL)
   --api-key KEY     API key (env OXPI_API_KEY, else the provider's own variable such as OPENAI_API_KEY)
@@ -85,12 +85,6 @@ impl ModelArgs {
                 api_key,
             }),
             (Some(provider), base_url, model) => {
-                if matches!(provider.as_str(), "anthropic" | "google" | "gemini") {
-                    return Err(format!(
-                        "provider {provider} needs its own wire API, which oxpi does not have yet; use an \
-                         OpenAI-compatible endpoint with --base-url"
-                    ));
-                }
                 let id = match model.or_else(|| default_model(&provider).map(str::to_string)) {
                     Some(id) => id,
                     None => return Err(format!("give --model for provider {provider}")),
@@ -122,6 +116,8 @@ impl ModelArgs {
 pub fn default_model(provider: &str) -> Option<&'static str> {
     Some(match provider {
         "openai" => "gpt-4o-mini",
+        "anthropic" => "claude-haiku-4-5",
+        "google" => "gemini-2.5-flash",
         "openrouter" => "openai/gpt-4o-mini",
         "groq" => "llama-3.3-70b-versatile",
         "deepseek" => "deepseek-chat",
@@ -263,9 +259,13 @@ mod tests {
         assert!(resolve(&["--provider", "acme"])
             .unwrap_err()
             .contains("give --model"));
-        assert!(resolve(&["--provider", "anthropic"])
-            .unwrap_err()
-            .contains("its own wire API"));
+        let Ok(ModelChoice::Remote { model, .. }) = resolve(&["--provider", "anthropic"]) else {
+            panic!("anthropic is a provider")
+        };
+        assert_eq!(
+            (model.api.as_str(), model.id.as_str()),
+            ("anthropic-messages", "claude-haiku-4-5")
+        );
         assert_eq!(
             ModelArgs::parse(args(&["--model"])),
             Err("--model needs a value".to_string())
