@@ -374,33 +374,72 @@ async fn ids_issued_by_gemini_are_echoed_to_the_same_model_only() {
         thought_signature: Some("sig-3".into()),
         ..ToolCall::new("call_966934", "lookup", args(json!({})))
     };
+    // Gemini 3 signs only the first of parallel calls.
+    let parallel = ToolCall::new("call_966935", "lookup", args(json!({"n": 2})));
     let context = user_context("look")
         .with_message(assistant(
             &flash3,
-            vec![AssistantContent::ToolCall(call.clone())],
+            vec![
+                AssistantContent::ToolCall(call.clone()),
+                AssistantContent::ToolCall(parallel.clone()),
+            ],
             StopReason::ToolUse,
         ))
-        .with_message(result(&call, "harbor"));
+        .with_message(result(&call, "harbor"))
+        .with_message(result(&parallel, "orchard"));
     run(&flash3, &context, options()).await;
     let body = server.requests()[0].json();
     assert_eq!(
-        body["contents"][1]["parts"][0],
-        json!({"functionCall": {"id": "call_966934", "name": "lookup", "args": {}}, "thoughtSignature": "sig-3"})
+        body["contents"][1]["parts"],
+        json!([
+            {"functionCall": {"id": "call_966934", "name": "lookup", "args": {}}, "thoughtSignature": "sig-3"},
+            {"functionCall": {"id": "call_966935", "name": "lookup", "args": {"n": 2}}},
+        ])
     );
     assert_eq!(
-        body["contents"][2]["parts"][0],
-        json!({"functionResponse": {"id": "call_966934", "name": "lookup", "response": {"output": "harbor"}}})
+        body["contents"][2]["parts"],
+        json!([
+            {"functionResponse": {"id": "call_966934", "name": "lookup", "response": {"output": "harbor"}}},
+            {"functionResponse": {"id": "call_966935", "name": "lookup", "response": {"output": "orchard"}}},
+        ])
     );
-    // Another model: no id, no signature.
+    // Another model: no ids, no signatures.
     run(&model(&server), &context, options()).await;
     let body = server.requests()[1].json();
     assert_eq!(
-        body["contents"][1]["parts"][0],
-        json!({"functionCall": {"name": "lookup", "args": {}}})
+        body["contents"][1]["parts"],
+        json!([
+            {"functionCall": {"name": "lookup", "args": {}}},
+            {"functionCall": {"name": "lookup", "args": {"n": 2}}},
+        ])
     );
     assert_eq!(
-        body["contents"][2]["parts"][0],
-        json!({"functionResponse": {"name": "lookup", "response": {"output": "harbor"}}})
+        body["contents"][2]["parts"],
+        json!([
+            {"functionResponse": {"name": "lookup", "response": {"output": "harbor"}}},
+            {"functionResponse": {"name": "lookup", "response": {"output": "orchard"}}},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn urls_take_plain_and_collection_ids() {
+    let server = TestServer::start(vec![
+        Reply::sse(sse(&[finish_chunk("STOP")])),
+        Reply::sse(sse(&[finish_chunk("STOP")])),
+    ])
+    .await
+    .unwrap();
+    for id in ["models/gemini-2.5-flash", "tunedModels/my-tune"] {
+        run(&model_named(&server, id), &user_context("hi"), options()).await;
+    }
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            "/v1beta/tunedModels/my-tune:streamGenerateContent?alt=sse",
+        ]
     );
 }
 

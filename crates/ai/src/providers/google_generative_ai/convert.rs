@@ -6,7 +6,7 @@
 //! - user text and images → a `user` turn of `text` and `inlineData` parts;
 //! - assistant turns → a `model` turn: thinking of the same model as `thought: true` parts, text,
 //!   and `functionCall`s, each with the `thoughtSignature` it was streamed with (Gemini 3 rejects
-//!   a replayed call without its signature; a call that has none — from another model — gets
+//!   a replayed call without its signature; calls from another model, which have none, get
 //!   Google's documented `skip_thought_signature_validator` placeholder on Gemini 3 models);
 //! - consecutive tool results → one `user` turn of `functionResponse`s (`{"output": text}` or
 //!   `{"error": text}`), in the order of the calls they answer: Gemini pairs responses with calls
@@ -259,10 +259,12 @@ fn model_parts(
             }
             AssistantContent::ToolCall(call) => {
                 let sent_id = (same && !is_generated_id(&call.id)).then(|| call.id.clone());
+                // The model's own calls are replayed as streamed (Gemini 3 signs only the first
+                // of parallel calls); calls from elsewhere carry no signature at all.
                 let signature = call
                     .thought_signature
                     .clone()
-                    .or_else(|| gemini3.then(|| SKIP_SIGNATURE.to_string()));
+                    .or_else(|| (gemini3 && !same).then(|| SKIP_SIGNATURE.to_string()));
                 parts.push(Part {
                     function_call: Some(FunctionCall {
                         id: sent_id.clone(),

@@ -87,14 +87,20 @@ impl ApiProvider for GoogleGenerativeAiProvider {
     }
 }
 
-/// The streaming URL for `model` (an empty base URL means [`DEFAULT_BASE_URL`]).
+/// The streaming URL for `model` (an empty base URL means [`DEFAULT_BASE_URL`]). A plain id is
+/// looked up under `models/`; an id with a collection (`models/…`, `tunedModels/…`) is used as
+/// it is.
 pub fn stream_url(model: &Model) -> String {
     let base = match model.base_url.trim_end_matches('/') {
         "" => DEFAULT_BASE_URL,
         base => base,
     };
-    let id = model.id.trim_start_matches("models/");
-    format!("{base}/models/{id}:streamGenerateContent?alt=sse")
+    let id = model.id.trim_start_matches('/');
+    if id.contains('/') {
+        format!("{base}/{id}:streamGenerateContent?alt=sse")
+    } else {
+        format!("{base}/models/{id}:streamGenerateContent?alt=sse")
+    }
 }
 
 async fn run(
