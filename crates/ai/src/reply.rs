@@ -266,6 +266,21 @@ impl ReplyBuilder {
         index
     }
 
+    /// Sets the signature of the last text block, replacing any earlier one (Gemini sends a
+    /// `thoughtSignature` on text parts that must be replayed with that text). Ignored when the
+    /// reply has no text block.
+    pub fn text_signature(&mut self, signature: impl Into<String>) {
+        if let Some(AssistantContent::Text(t)) = self
+            .message
+            .content
+            .iter_mut()
+            .rev()
+            .find(|c| matches!(c, AssistantContent::Text(_)))
+        {
+            t.text_signature = Some(signature.into());
+        }
+    }
+
     /// Opens a tool call and returns its content index.
     pub async fn tool_call_start(
         &mut self,

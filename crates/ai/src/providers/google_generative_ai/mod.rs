@@ -1,8 +1,35 @@
-//! Google Gemini (`google-generative-ai`): POST `models/{id}:streamGenerateContent?alt=sse`.
+//! Google Gemini (`google-generative-ai`): POST
+//! `{baseUrl}/models/{id}:streamGenerateContent?alt=sse`, the API key in the `x-goog-api-key`
+//! header (`GEMINI_API_KEY`, else `GOOGLE_API_KEY`, for provider `google`), never in the URL.
+//!
+//! - [`wire`]: request and stream types.
+//! - [`convert`]: context → request, and the per-model [`convert::GeminiCompat`] settings.
+//! - [`stream`]: stream objects → events.
+//! - [`models`]: the built-in Gemini models.
+//!
+//! `model.compat` (camelCase) may set `useLegacyParameters: true` to send tool schemas in the
+//! legacy `parameters` field (see [`crate::schema::gemini`]) instead of `parametersJsonSchema`.
+//! A schema that field cannot express fails the request before anything is sent.
+
+pub mod convert;
+pub mod models;
+pub mod stream;
+pub mod wire;
+
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use reqwest::header::HeaderName;
+use reqwest_eventsource::Event;
 
+use self::convert::GeminiCompat;
+use self::stream::ResponseProcessor;
+use self::wire::GenerateContentResponse;
+use super::http::{
+    api_key_env_vars, error_chain, next_sse, open_event_source, quote_chunk, redact,
+    request_headers, resolve_api_key, OpenError, SseStep,
+};
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
@@ -10,14 +37,37 @@ use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_GOOGLE_GENERATIVE_AI};
 
+/// Base URL of the Gemini API.
+pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+/// The header that carries the API key.
+pub const API_KEY_HEADER: &str = "x-goog-api-key";
+
 /// The provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone, Default)]
-pub struct GoogleGenerativeAiProvider {}
+#[derive(Debug, Clone)]
+pub struct GoogleGenerativeAiProvider {
+    client: Result<reqwest::Client, String>,
+}
+
+impl Default for GoogleGenerativeAiProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl GoogleGenerativeAiProvider {
     /// A provider with its own HTTP client.
     pub fn new() -> Self {
-        Self {}
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)));
+        Self { client }
+    }
+
+    /// A provider using the given client (proxies, custom TLS, …).
+    pub fn with_client(client: reqwest::Client) -> Self {
+        Self { client: Ok(client) }
     }
 }
 
@@ -29,20 +79,158 @@ impl ApiProvider for GoogleGenerativeAiProvider {
     fn stream(
         &self,
         model: Model,
-        _context: Context,
-        _options: StreamOptions,
+        context: Context,
+        options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(
-                    StopReason::Error,
-                    "the google-generative-ai provider is not implemented yet",
-                )
-                .await;
-        }
-        .boxed()
+        run(self.client.clone(), model, context, options, sink).boxed()
     }
 }
 
-pub mod models;
+/// The streaming URL for `model` (an empty base URL means [`DEFAULT_BASE_URL`]). A plain id is
+/// looked up under `models/`; an id with a collection (`models/…`, `tunedModels/…`) is used as
+/// it is.
+pub fn stream_url(model: &Model) -> String {
+    let base = match model.base_url.trim_end_matches('/') {
+        "" => DEFAULT_BASE_URL,
+        base => base,
+    };
+    let id = model.id.trim_start_matches('/');
+    if id.contains('/') {
+        format!("{base}/{id}:streamGenerateContent?alt=sse")
+    } else {
+        format!("{base}/models/{id}:streamGenerateContent?alt=sse")
+    }
+}
+
+async fn run(
+    client: Result<reqwest::Client, String>,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    sink: EventSink,
+) {
+    let out = ReplyBuilder::new(&model, sink);
+    let client = match client {
+        Ok(client) => client,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let compat = match GeminiCompat::for_model(&model) {
+        Ok(compat) => compat,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let key = resolve_api_key(&model.provider, &options);
+    let env_vars = api_key_env_vars(&model.provider);
+    if key.is_none() && !env_vars.is_empty() {
+        let text = format!(
+            "No API key for provider {}: set {} or pass StreamOptions::api_key",
+            model.provider,
+            env_vars.join(" or ")
+        );
+        out.fail(StopReason::Error, text).await;
+        return;
+    }
+    let request = match convert::build_request(&model, &context, &options, &compat) {
+        Ok(request) => request,
+        Err(e) => {
+            out.fail(StopReason::Error, e.to_string()).await;
+            return;
+        }
+    };
+    drop(context);
+    let body = match serde_json::to_vec(&request) {
+        Ok(body) => body,
+        Err(e) => {
+            let text = format!("could not encode the request: {e}");
+            out.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
+    drop(request);
+    let url = stream_url(&model);
+    let auth = key.as_ref().map(|key| {
+        (
+            HeaderName::from_static(API_KEY_HEADER),
+            key.expose().to_string(),
+        )
+    });
+    let headers = match request_headers(&model, &options, auth) {
+        Ok(headers) => headers,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let build = || {
+        client
+            .post(&url)
+            .headers(headers.clone())
+            .body(body.clone())
+    };
+
+    let mut processor = ResponseProcessor::new(out, &model);
+    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+        Ok(source) => source,
+        Err(OpenError::Aborted) => {
+            processor
+                .fail(StopReason::Aborted, "Request was aborted")
+                .await;
+            return;
+        }
+        Err(OpenError::Failed(text)) => {
+            processor.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
+    drop(body);
+
+    loop {
+        let event = match next_sse(&mut source, &options).await {
+            SseStep::Message(Event::Open) => continue,
+            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Ended => break,
+            SseStep::Aborted => {
+                processor
+                    .fail(StopReason::Aborted, "Request was aborted")
+                    .await;
+                return;
+            }
+            SseStep::Failed(text) => {
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+        };
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        let chunk: GenerateContentResponse = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                source.close();
+                let text = format!(
+                    "Could not parse a stream chunk ({e}): {}",
+                    quote_chunk(data)
+                );
+                processor
+                    .fail(StopReason::Error, redact(text, key.as_ref()))
+                    .await;
+                return;
+            }
+        };
+        if let Err(text) = processor.process(chunk).await {
+            source.close();
+            processor
+                .fail(StopReason::Error, redact(text, key.as_ref()))
+                .await;
+            return;
+        }
+    }
+    processor.finish().await;
+}
