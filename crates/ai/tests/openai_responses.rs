@@ -732,6 +732,31 @@ async fn incomplete_responses_map_to_length_or_an_error() {
 }
 
 #[tokio::test]
+async fn nulls_and_unexpected_values_in_lenient_fields_are_tolerated() {
+    let message = ends_with(vec![json!({"type": "response.completed", "response": {
+        "id": null, "status": "completed", "incomplete_details": null, "error": null, "extra": {"x": 1},
+        "usage": {"input_tokens": null, "output_tokens": 2, "total_tokens": null,
+            "input_tokens_details": null, "output_tokens_details": {"reasoning_tokens": null}}}})])
+    .await;
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    assert_eq!(
+        (
+            message.usage.input,
+            message.usage.output,
+            message.usage.total_tokens
+        ),
+        (0, 2, 2)
+    );
+    let failed = ends_with(vec![json!({"type": "response.failed", "response": {
+        "error": {"code": 500, "message": "boom"}}})])
+    .await;
+    assert_eq!(
+        failed.error_message.as_deref(),
+        Some("The response failed: 500: boom")
+    );
+}
+
+#[tokio::test]
 async fn arguments_for_a_call_that_is_not_open_are_an_error() {
     let message = ends_with(vec![args_delta("fc_9", "{}")]).await;
     assert_eq!(message.stop_reason, StopReason::Error);

@@ -341,20 +341,30 @@ impl EventProcessor {
         let Some(raw) = self.usage else {
             return Usage::default();
         };
-        let cached = raw.input_tokens_details.map_or(0, |d| d.cached_tokens);
-        let reasoning = raw.output_tokens_details.map_or(0, |d| d.reasoning_tokens);
+        let cached = raw
+            .input_tokens_details
+            .and_then(|d| d.cached_tokens)
+            .unwrap_or(0);
+        let reasoning = raw
+            .output_tokens_details
+            .and_then(|d| d.reasoning_tokens)
+            .unwrap_or(0);
+        let (input_tokens, output_tokens) = (
+            raw.input_tokens.unwrap_or(0),
+            raw.output_tokens.unwrap_or(0),
+        );
         if reasoning > 0 {
             tracing::debug!(reasoning_tokens = reasoning, "reasoning tokens (in output)");
         }
-        let input = raw.input_tokens.saturating_sub(cached);
+        let input = input_tokens.saturating_sub(cached);
         let mut usage = Usage {
             input,
-            output: raw.output_tokens,
+            output: output_tokens,
             cache_read: cached,
             cache_write: 0,
             total_tokens: raw
                 .total_tokens
-                .unwrap_or(raw.input_tokens + raw.output_tokens),
+                .unwrap_or(input_tokens.saturating_add(output_tokens)),
             ..Usage::default()
         };
         self.model.calculate_cost(&mut usage);
@@ -426,7 +436,15 @@ fn rest_of(raw: &str, full: &str) -> Option<String> {
 fn failed_text(response: Option<&ResponseObject>) -> String {
     let error = response.and_then(|r| r.error.as_ref());
     let message = error.and_then(|e| e.message.as_deref());
-    let code = error.and_then(|e| e.code.as_deref());
+    let code = error
+        .and_then(|e| e.code.as_ref())
+        .filter(|c| !c.is_null())
+        .map(|c| {
+            c.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| c.to_string())
+        });
+    let code = code.as_deref();
     let reason = response
         .and_then(|r| r.incomplete_details.as_ref())
         .and_then(|d| d.reason.as_deref());

@@ -88,8 +88,8 @@ pub struct IncompleteDetails {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ResponseError {
-    /// Machine-readable code, e.g. `server_error`.
-    pub code: Option<String>,
+    /// Machine-readable code, e.g. `server_error` (any JSON value is accepted).
+    pub code: Option<Value>,
     /// Human-readable message.
     pub message: Option<String>,
 }
@@ -99,9 +99,9 @@ pub struct ResponseError {
 #[serde(default)]
 pub struct ResponseUsage {
     /// Input tokens, cached included.
-    pub input_tokens: u64,
+    pub input_tokens: Option<u64>,
     /// Output tokens, reasoning included.
-    pub output_tokens: u64,
+    pub output_tokens: Option<u64>,
     /// Everything.
     pub total_tokens: Option<u64>,
     /// Input details.
@@ -115,7 +115,7 @@ pub struct ResponseUsage {
 #[serde(default)]
 pub struct InputTokensDetails {
     /// Tokens read from the prompt cache.
-    pub cached_tokens: u64,
+    pub cached_tokens: Option<u64>,
 }
 
 /// Output token details.
@@ -123,7 +123,7 @@ pub struct InputTokensDetails {
 #[serde(default)]
 pub struct OutputTokensDetails {
     /// Reasoning tokens (part of `output_tokens`).
-    pub reasoning_tokens: u64,
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// A `function_call` output item.
