@@ -337,6 +337,11 @@ fn hand_written_schemas_it_cannot_express_are_reported() {
             "a free-form object (no properties) cannot be expressed in strict mode",
         ),
         (
+            json!({"type": "object", "properties": {"list": {"type": "array"}}}),
+            "/properties/list",
+            "an array of values of any type (no items) cannot be expressed",
+        ),
+        (
             json!({"type": "object", "properties": {"a": {"type": "string", "enum": (0..1001).map(|i| i.to_string()).collect::<Vec<_>>()}}}),
             "/",
             "1001 enum values in all; strict mode allows at most 1000",

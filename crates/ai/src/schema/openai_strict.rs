@@ -25,9 +25,10 @@
 //!   (as [`crate::tool::ArgumentValidator`] does) before the tool runs.
 //! - Reported as errors (the schema cannot be expressed): maps (`additionalProperties` other than
 //!   `false`, `patternProperties`), free-form objects and values of any type, tuples
-//!   (`prefixItems`, array `items`), `not`, `if`/`then`/`else`, `dependentRequired`,
-//!   `dependentSchemas`, an `allOf` of several schemas, remote `$ref`s, a root that is not an
-//!   object, more than 5,000 properties or 1,000 enum values in all (OpenAI's published limits).
+//!   (`prefixItems`, array `items`), arrays without `items`, `not`, `if`/`then`/`else`,
+//!   `dependentRequired`, `dependentSchemas`, an `allOf` of several schemas, remote `$ref`s, a
+//!   root that is not an object, more than 5,000 properties or 1,000 enum values in all
+//!   (OpenAI's published limits).
 //!
 //! ```
 //! use serde_json::json;
@@ -286,6 +287,17 @@ impl Converter {
         }
         if let Some(branches) = any_of {
             out.insert("anyOf".into(), Value::Array(branches));
+        }
+        let is_array = match map.get("type") {
+            Some(Value::String(t)) => t == "array",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "array"),
+            _ => false,
+        };
+        if is_array && !map.contains_key("items") {
+            return Err(error(
+                path,
+                "an array of values of any type (no items) cannot be expressed",
+            ));
         }
         if let Some(items) = map.get("items") {
             match items {
