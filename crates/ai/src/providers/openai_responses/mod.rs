@@ -1,8 +1,41 @@
-//! OpenAI Responses (`openai-responses`): POST `/v1/responses`; also xAI's Responses endpoint.
+//! OpenAI Responses (`openai-responses`): `POST {baseUrl}/responses`, streamed; also xAI's
+//! Responses endpoint (`provider: "xai"`, key from `XAI_API_KEY`).
+//!
+//! - [`wire`]: request and event types.
+//! - [`convert`]: context → request (input items, tools, reasoning), per-model settings.
+//! - [`stream`]: events → reply events.
+//!
+//! Requests are sent with `store: false`: nothing stays on the server, so a reasoning model's
+//! reasoning is replayed from its encrypted content, which is asked for
+//! (`include: ["reasoning.encrypted_content"]`) whenever reasoning is. The reasoning item is
+//! kept whole, as JSON, in the [`ThinkingContent::thinking_signature`] of its thinking block.
+//! A reasoning item that streams no summary text gets no thinking block (the
+//! [`ReplyBuilder`] opens blocks on text), so it is not replayed; the function calls after it
+//! are then stored without their item id.
+//!
+//! [`ThinkingContent::thinking_signature`]: crate::ThinkingContent::thinking_signature
+
+pub mod convert;
+pub mod models;
+pub mod stream;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use reqwest::header::AUTHORIZATION;
+use reqwest_eventsource::Event;
+use serde_json::Value;
 
+use self::convert::ResponsesCompat;
+use self::stream::{EventProcessor, Step, HANDLED_EVENTS};
+use self::wire::StreamEvent;
+use super::http::{
+    api_key_env_vars, error_chain, next_sse, open_event_source, quote_chunk, request_headers,
+    resolve_api_key, OpenError, SseStep,
+};
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
@@ -10,14 +43,31 @@ use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_OPENAI_RESPONSES};
 
-/// The provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone, Default)]
-pub struct OpenAiResponsesProvider {}
+/// The Responses provider. Cloning shares the HTTP connection pool.
+#[derive(Debug, Clone)]
+pub struct OpenAiResponsesProvider {
+    client: Result<reqwest::Client, String>,
+}
+
+impl Default for OpenAiResponsesProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl OpenAiResponsesProvider {
     /// A provider with its own HTTP client.
     pub fn new() -> Self {
-        Self {}
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)));
+        Self { client }
+    }
+
+    /// A provider using the given client (proxies, custom TLS, …).
+    pub fn with_client(client: reqwest::Client) -> Self {
+        Self { client: Ok(client) }
     }
 }
 
@@ -29,20 +79,185 @@ impl ApiProvider for OpenAiResponsesProvider {
     fn stream(
         &self,
         model: Model,
-        _context: Context,
-        _options: StreamOptions,
+        context: Context,
+        options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(
-                    StopReason::Error,
-                    "the openai-responses provider is not implemented yet",
-                )
-                .await;
-        }
-        .boxed()
+        run(self.client.clone(), model, context, options, sink).boxed()
     }
 }
 
-pub mod models;
+async fn run(
+    client: Result<reqwest::Client, String>,
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    sink: EventSink,
+) {
+    let out = ReplyBuilder::new(&model, sink);
+    let client = match client {
+        Ok(client) => client,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let compat = match ResponsesCompat::for_model(&model) {
+        Ok(compat) => compat,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let key = resolve_api_key(&model.provider, &options);
+    let env_vars = api_key_env_vars(&model.provider);
+    if key.is_none() && !env_vars.is_empty() {
+        let text = format!(
+            "No API key for provider {}: set {} or pass StreamOptions::api_key",
+            model.provider,
+            env_vars.join(" or ")
+        );
+        out.fail(StopReason::Error, text).await;
+        return;
+    }
+    let request = match convert::build_request(&model, &context, &options, &compat) {
+        Ok(request) => request,
+        Err(e) => {
+            out.fail(StopReason::Error, e.to_string()).await;
+            return;
+        }
+    };
+    let strict_schemas: HashMap<String, Value> = if compat.strict_tools {
+        context
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), t.parameters.clone()))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    drop(context);
+    let body = match serde_json::to_vec(&request) {
+        Ok(body) => body,
+        Err(e) => {
+            let text = format!("could not encode the request: {e}");
+            out.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
+    drop(request);
+    let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
+    let auth = key
+        .as_ref()
+        .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
+    let headers = match request_headers(&model, &options, auth) {
+        Ok(headers) => headers,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
+    let build = || {
+        client
+            .post(&url)
+            .headers(headers.clone())
+            .body(body.clone())
+    };
+
+    let mut processor = EventProcessor::new(out, &model, strict_schemas);
+    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+        Ok(source) => source,
+        Err(OpenError::Aborted) => {
+            processor
+                .fail(StopReason::Aborted, "Request was aborted")
+                .await;
+            return;
+        }
+        Err(OpenError::Failed(text)) => {
+            processor.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
+    drop(body);
+
+    loop {
+        let message = match next_sse(&mut source, &options).await {
+            SseStep::Message(Event::Open) => continue,
+            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Ended => break,
+            SseStep::Aborted => {
+                processor
+                    .fail(StopReason::Aborted, "Request was aborted")
+                    .await;
+                return;
+            }
+            SseStep::Failed(text) => {
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+        };
+        let data = message.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            source.close();
+            break;
+        }
+        let event = match parse_event(data, &message.event) {
+            Ok(Some(event)) => event,
+            Ok(None) => continue,
+            Err(text) => {
+                source.close();
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+        };
+        match processor.process(event).await {
+            Ok(Step::Continue) => {}
+            Ok(Step::Finished) => {
+                source.close();
+                break;
+            }
+            Err(text) => {
+                source.close();
+                processor.fail(StopReason::Error, text).await;
+                return;
+            }
+        }
+    }
+    processor.finish().await;
+}
+
+/// Parses one `data:` payload. The type comes from the payload's `type`, else from the SSE
+/// `event:` name. `Ok(None)` for event types this provider does not read; an error (quoting the
+/// payload) when it is not JSON or a known event has an impossible shape.
+pub fn parse_event(data: &str, sse_name: &str) -> Result<Option<StreamEvent>, String> {
+    let value: Value = serde_json::from_str(data).map_err(|e| {
+        format!(
+            "Could not parse a stream event ({e}): {}",
+            quote_chunk(data)
+        )
+    })?;
+    let type_ = match value.get("type").and_then(Value::as_str) {
+        Some(t) => t.to_string(),
+        None if value.is_object() => sse_name.to_string(),
+        None => {
+            return Err(format!(
+                "A stream event is not a JSON object: {}",
+                quote_chunk(data)
+            ))
+        }
+    };
+    if !HANDLED_EVENTS.contains(&type_.as_str()) {
+        return Ok(None);
+    }
+    let mut event: StreamEvent = serde_json::from_value(value).map_err(|e| {
+        format!(
+            "Unexpected shape of a {type_} event ({e}): {}",
+            quote_chunk(data)
+        )
+    })?;
+    event.type_ = type_;
+    Ok(Some(event))
+}
