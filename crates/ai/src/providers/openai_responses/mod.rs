@@ -9,9 +9,8 @@
 //! reasoning is replayed from its encrypted content, which is asked for
 //! (`include: ["reasoning.encrypted_content"]`) whenever reasoning is. The reasoning item is
 //! kept whole, as JSON, in the [`ThinkingContent::thinking_signature`] of its thinking block.
-//! A reasoning item that streams no summary text gets no thinking block (the
-//! [`ReplyBuilder`] opens blocks on text), so it is not replayed; the function calls after it
-//! are then stored without their item id.
+//! A reasoning item that streams no summary text gets an empty thinking block holding it, so
+//! it is replayed too, and the function calls after it keep their item ids.
 //!
 //! [`ThinkingContent::thinking_signature`]: crate::ThinkingContent::thinking_signature
 

@@ -13,6 +13,7 @@ use super::wire::{FunctionCallItem, ResponseObject, ResponseUsage, StreamEvent};
 use crate::providers::openai_completions::stream::generate_call_id;
 use crate::reply::ReplyBuilder;
 use crate::schema::openai_strict::remove_added_nulls;
+use crate::types::content::ThinkingContent;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
 use crate::types::usage::Usage;
@@ -68,7 +69,6 @@ pub struct EventProcessor {
     model: Model,
     strict_schemas: HashMap<String, Value>,
     current: Option<Item>,
-    reasoning_lost: bool,
     usage: Option<ResponseUsage>,
     terminal: Option<Terminal>,
 }
@@ -88,7 +88,6 @@ impl EventProcessor {
             model: model.clone(),
             strict_schemas,
             current: None,
-            reasoning_lost: false,
             usage: None,
             terminal: None,
         }
@@ -212,8 +211,7 @@ impl EventProcessor {
             .filter(|id| !id.is_empty())
             .unwrap_or_else(generate_call_id);
         let item_id = call.id.filter(|id| !id.is_empty());
-        // Without the reasoning item it follows, the `fc_…` id must not be replayed.
-        let id = match item_id.as_deref().filter(|_| !self.reasoning_lost) {
+        let id = match item_id.as_deref() {
             Some(item_id) => format!("{call_id}|{item_id}"),
             None => call_id,
         };
@@ -310,9 +308,14 @@ impl EventProcessor {
         if has_block {
             self.out.thinking_signature(item.to_string());
         } else {
-            // No summary text, so no thinking block to keep the item in (see the module docs
-            // of `openai_responses`): it cannot be replayed.
-            self.reasoning_lost = true;
+            // No summary text: an empty thinking block keeps the item for replay.
+            self.out
+                .thinking_start_with(ThinkingContent {
+                    thinking: String::new(),
+                    thinking_signature: Some(item.to_string()),
+                    redacted: None,
+                })
+                .await;
         }
         self.end_item().await;
     }
