@@ -851,9 +851,8 @@ fn expected_from_sse(body: &str) -> Expected {
     let mut signatures = Vec::new();
     // item id → summary parts
     let mut summaries: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    // (item id, call id, name, streamed arguments, final arguments, reasoning lost before it)
-    let mut calls: Vec<(String, String, String, String, String, bool)> = Vec::new();
-    let mut lost = false;
+    // (item id, call id, name, streamed arguments, final arguments)
+    let mut calls: Vec<(String, String, String, String, String)> = Vec::new();
     let mut stop = StopReason::Error;
     let mut usage = (0, 0, 0);
     for e in &events {
@@ -876,7 +875,6 @@ fn expected_from_sse(body: &str) -> Expected {
                     item["name"].as_str().expect("test data").into(),
                     item["arguments"].as_str().unwrap_or("").into(),
                     String::new(),
-                    lost,
                 ));
             }
             "response.function_call_arguments.delta" => {
@@ -931,7 +929,7 @@ fn expected_from_sse(body: &str) -> Expected {
     }
     let tool_calls = calls
         .into_iter()
-        .map(|(item_id, call_id, name, streamed, last, lost)| {
+        .map(|(item_id, call_id, name, streamed, last)| {
             let args = if streamed.is_empty() { last } else { streamed };
             let value = if args.trim().is_empty() {
                 json!({})
@@ -941,11 +939,7 @@ fn expected_from_sse(body: &str) -> Expected {
                     _ => Value::Null,
                 }
             };
-            let id = if lost {
-                call_id
-            } else {
-                format!("{call_id}|{item_id}")
-            };
+            let id = format!("{call_id}|{item_id}");
             (id, name, value)
         })
         .collect();
