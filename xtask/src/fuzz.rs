@@ -9,6 +9,7 @@ cargo xtask fuzz --list
 
 Runs one of the cargo-fuzz targets in fuzz/ with libFuzzer for N seconds (default 60):
   partial_json       the incremental tool-argument JSON parser against serde_json
+  sse_decoder        the server-sent-events decoder: any bytes, any split
   chat_stream        arbitrary Chat Completions stream data through the chunk processor
   workspace_resolve  workspace path resolution never leaves the root
 
@@ -22,7 +23,12 @@ Options:
   -h, --help   Show this help";
 
 /// The fuzz targets, as named in fuzz/Cargo.toml.
-pub(crate) const TARGETS: [&str; 3] = ["partial_json", "chat_stream", "workspace_resolve"];
+pub(crate) const TARGETS: [&str; 4] = [
+    "partial_json",
+    "sse_decoder",
+    "chat_stream",
+    "workspace_resolve",
+];
 
 /// Options of `fuzz`.
 #[derive(Debug, Default, PartialEq)]

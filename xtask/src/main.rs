@@ -26,7 +26,7 @@ cargo xtask <command> [options]
 Commands:
   local-model   Install the embedded local model (llama.cpp engine + weights) ahead of time
   labs          Build every lab under labs/ and run each one, printing a pass/fail table
-  fuzz          Run a cargo-fuzz target for N seconds (partial_json, chat_stream, workspace_resolve)
+  fuzz          Run a cargo-fuzz target for N seconds (partial_json, sse_decoder, chat_stream, workspace_resolve)
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 

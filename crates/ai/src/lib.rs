@@ -32,6 +32,7 @@ pub mod providers;
 pub mod registry;
 pub mod reply;
 pub mod schema;
+pub mod sse;
 pub mod stream;
 pub mod tool;
 pub mod transform;

@@ -80,3 +80,65 @@ proptest! {
         prop_assert_eq!(Value::Object(call.arguments), args);
     }
 }
+
+fn encode(events: &[(String, Vec<String>)], eol: &str) -> Vec<u8> {
+    let mut out = String::new();
+    for (name, lines) in events {
+        out.push_str(&format!(": comment{eol}event: {name}{eol}"));
+        for line in lines {
+            out.push_str(&format!("data: {line}{eol}"));
+        }
+        out.push_str(eol);
+    }
+    out.into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The SSE decoder: any events, any line ending, any split → the same events.
+    #[test]
+    fn the_sse_decoder_is_split_invariant(
+        events in prop::collection::vec(("[a-z_.]{1,12}", prop::collection::vec("[^\r\n]{0,20}", 1..4)), 0..8),
+        eol in prop_oneof![Just("\n"), Just("\r\n"), Just("\r")],
+        cuts in prop::collection::vec(0usize..40, 0..32),
+    ) {
+        use oxpi_ai::sse::{SseDecoder, SseEvent};
+        let bytes = encode(&events, eol);
+        let mut decoder = SseDecoder::new();
+        let mut got: Vec<SseEvent> = Vec::new();
+        let mut at = 0;
+        for cut in cuts {
+            let end = (at + cut).min(bytes.len());
+            decoder.feed(&bytes[at..end], &mut got).unwrap();
+            at = end;
+        }
+        decoder.feed(&bytes[at..], &mut got).unwrap();
+        let expected: Vec<SseEvent> = events
+            .iter()
+            .map(|(name, lines)| SseEvent { event: name.clone(), data: lines.join("\n"), id: String::new() })
+            .collect();
+        prop_assert_eq!(got, expected);
+    }
+
+    /// Arbitrary bytes never panic, and the result does not depend on how they are split.
+    #[test]
+    fn the_sse_decoder_takes_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300), cut in 0usize..300) {
+        use oxpi_ai::sse::SseDecoder;
+        let whole = {
+            let mut d = SseDecoder::new();
+            let mut out = Vec::new();
+            d.feed(&bytes, &mut out).map(|_| out)
+        };
+        let split = {
+            let mut d = SseDecoder::new();
+            let mut out = Vec::new();
+            let cut = cut.min(bytes.len());
+            d.feed(&bytes[..cut], &mut out).and_then(|_| d.feed(&bytes[cut..], &mut out)).map(|_| out)
+        };
+        prop_assert_eq!(whole.is_ok(), split.is_ok());
+        if let (Ok(a), Ok(b)) = (whole, split) {
+            prop_assert_eq!(a, b);
+        }
+    }
+}

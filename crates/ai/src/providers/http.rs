@@ -6,7 +6,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode};
-use reqwest_eventsource::{Event, EventSource};
+use std::collections::VecDeque;
+
+use crate::sse::{SseDecoder, SseEvent};
 use tokio_util::sync::CancellationToken;
 
 use crate::options::{ApiKey, StreamOptions};
@@ -56,7 +58,7 @@ pub async fn open_event_source(
     build: impl Fn() -> RequestBuilder,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
-) -> Result<EventSource, OpenError> {
+) -> Result<SseSource, OpenError> {
     let mut attempt: u32 = 0;
     loop {
         let failure = match try_open(build(), options).await {
@@ -113,19 +115,13 @@ enum Attempt {
     },
 }
 
-async fn try_open(
-    request: RequestBuilder,
-    options: &StreamOptions,
-) -> Result<EventSource, Attempt> {
-    let mut source = EventSource::new(request)
-        .map_err(|e| Attempt::Fatal(format!("could not build the request: {e}")))?;
-    source.set_retry_policy(Box::new(reqwest_eventsource::retry::Never));
-    let first = tokio::select! {
+async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<SseSource, Attempt> {
+    let response = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
-        first = tokio::time::timeout(options.request_timeout, source.next()) => first,
+        response = tokio::time::timeout(options.request_timeout, request.send()) => response,
     };
-    let first = match first {
+    let response = match response {
         Err(_) => {
             return Err(Attempt::Retryable {
                 text: format!(
@@ -135,41 +131,65 @@ async fn try_open(
                 retry_after: None,
             })
         }
-        Ok(first) => first,
+        Ok(Err(e)) if e.is_builder() => {
+            return Err(Attempt::Fatal(format!("could not build the request: {e}")))
+        }
+        Ok(Err(e)) => {
+            return Err(Attempt::Retryable {
+                text: format!("connection error: {}", error_chain(&e)),
+                retry_after: None,
+            })
+        }
+        Ok(Ok(response)) => response,
     };
-    match first {
-        Some(Ok(Event::Open)) => Ok(source),
-        Some(Ok(Event::Message(_))) => Err(Attempt::Fatal(
-            "the stream sent an event before opening".into(),
-        )),
-        None | Some(Err(reqwest_eventsource::Error::StreamEnded)) => Err(Attempt::Retryable {
-            text: "the connection closed before a response".into(),
-            retry_after: None,
-        }),
-        Some(Err(reqwest_eventsource::Error::InvalidStatusCode(status, response))) => {
-            let retry_after = retry_after(response.headers());
-            let body = read_body(response).await;
-            let text = http_error_text(status, &body);
-            if is_retryable(status) {
-                Err(Attempt::Retryable { text, retry_after })
-            } else {
-                Err(Attempt::Fatal(text))
-            }
-        }
-        Some(Err(reqwest_eventsource::Error::InvalidContentType(content_type, response))) => {
-            let status = response.status();
-            let body = read_body(response).await;
-            let content_type = content_type.to_str().unwrap_or("?").to_string();
-            Err(Attempt::Fatal(format!(
-                "expected an event stream but got {status} with content-type {content_type}: {}",
-                error_message_from_body(&body)
-            )))
-        }
-        Some(Err(reqwest_eventsource::Error::Transport(e))) => Err(Attempt::Retryable {
-            text: format!("connection error: {}", error_chain(&e)),
-            retry_after: None,
-        }),
-        Some(Err(e)) => Err(Attempt::Fatal(format!("could not open the stream: {e}"))),
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = retry_after(response.headers());
+        let body = read_body(response).await;
+        let text = http_error_text(status, &body);
+        return if is_retryable(status) {
+            Err(Attempt::Retryable { text, retry_after })
+        } else {
+            Err(Attempt::Fatal(text))
+        };
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    if !content_type.is_empty()
+        && !content_type
+            .to_ascii_lowercase()
+            .starts_with("text/event-stream")
+    {
+        let body = read_body(response).await;
+        return Err(Attempt::Fatal(format!(
+            "expected an event stream but got {status} with content-type {content_type}: {}",
+            error_message_from_body(&body)
+        )));
+    }
+    Ok(SseSource {
+        response: Some(response),
+        decoder: SseDecoder::new(),
+        ready: VecDeque::new(),
+    })
+}
+
+/// An open event stream: the response body, decoded as it arrives by [`SseDecoder`].
+#[derive(Debug)]
+pub struct SseSource {
+    response: Option<reqwest::Response>,
+    decoder: SseDecoder,
+    ready: VecDeque<SseEvent>,
+}
+
+impl SseSource {
+    /// Stops reading and drops the connection.
+    pub fn close(&mut self) {
+        self.response = None;
+        self.ready.clear();
     }
 }
 
@@ -319,8 +339,8 @@ pub fn request_headers(
 /// One step of reading an open event stream.
 #[derive(Debug)]
 pub enum SseStep {
-    /// A `data` event (`event` name and `data` text).
-    Message(reqwest_eventsource::Event),
+    /// An event.
+    Message(SseEvent),
     /// The body ended.
     Ended,
     /// The caller cancelled; the source is closed.
@@ -329,35 +349,44 @@ pub enum SseStep {
     Failed(String),
 }
 
-/// Waits for the next event, honouring cancellation and the idle timeout.
-pub async fn next_sse(source: &mut EventSource, options: &StreamOptions) -> SseStep {
-    let next = tokio::select! {
-        biased;
-        _ = options.cancel.cancelled() => {
-            source.close();
-            return SseStep::Aborted;
+/// Waits for the next event, honouring cancellation and the idle timeout (the longest time
+/// without a single byte, so a large event arriving slowly is not a stall).
+pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
+    loop {
+        if let Some(event) = source.ready.pop_front() {
+            return SseStep::Message(event);
         }
-        next = tokio::time::timeout(options.idle_timeout, source.next()) => next,
-    };
-    match next {
-        Err(_) => {
-            source.close();
-            SseStep::Failed(format!(
-                "The stream stalled: no data for {:.1}s (idle_timeout)",
-                options.idle_timeout.as_secs_f64()
-            ))
+        let Some(response) = source.response.as_mut() else {
+            return SseStep::Ended;
+        };
+        let chunk = tokio::select! {
+            biased;
+            _ = options.cancel.cancelled() => {
+                source.close();
+                return SseStep::Aborted;
+            }
+            chunk = tokio::time::timeout(options.idle_timeout, response.chunk()) => chunk,
+        };
+        match chunk {
+            Err(_) => {
+                source.close();
+                return SseStep::Failed(format!(
+                    "The stream stalled: no data for {:.1}s (idle_timeout)",
+                    options.idle_timeout.as_secs_f64()
+                ));
+            }
+            Ok(Err(e)) => {
+                source.close();
+                return SseStep::Failed(format!("The stream was interrupted: {}", error_chain(&e)));
+            }
+            Ok(Ok(None)) => source.response = None,
+            Ok(Ok(Some(bytes))) => {
+                if let Err(e) = source.decoder.feed(&bytes, &mut source.ready) {
+                    source.close();
+                    return SseStep::Failed(format!("The stream was interrupted: {e}"));
+                }
+            }
         }
-        Ok(None) | Ok(Some(Err(reqwest_eventsource::Error::StreamEnded))) => SseStep::Ended,
-        Ok(Some(Err(e))) => {
-            source.close();
-            let detail = match &e {
-                reqwest_eventsource::Error::Transport(t) => error_chain(t),
-                reqwest_eventsource::Error::Utf8(u) => format!("invalid UTF-8 in the stream: {u}"),
-                other => other.to_string(),
-            };
-            SseStep::Failed(format!("The stream was interrupted: {detail}"))
-        }
-        Ok(Some(Ok(event))) => SseStep::Message(event),
     }
 }
 

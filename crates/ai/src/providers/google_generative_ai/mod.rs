@@ -21,7 +21,6 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use reqwest::header::HeaderName;
-use reqwest_eventsource::Event;
 
 use self::convert::GeminiCompat;
 use self::stream::ResponseProcessor;
@@ -192,8 +191,7 @@ async fn run(
 
     loop {
         let event = match next_sse(&mut source, &options).await {
-            SseStep::Message(Event::Open) => continue,
-            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
                 processor

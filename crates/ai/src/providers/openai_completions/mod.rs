@@ -19,7 +19,6 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use reqwest::header::AUTHORIZATION;
-use reqwest_eventsource::Event;
 
 use self::compat::OpenAiCompat;
 use self::stream::ChunkProcessor;
@@ -163,8 +162,7 @@ async fn run(
 
     loop {
         let event = match next_sse(&mut source, &options).await {
-            SseStep::Message(Event::Open) => continue,
-            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
                 processor

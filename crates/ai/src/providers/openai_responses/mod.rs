@@ -25,7 +25,6 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use reqwest::header::AUTHORIZATION;
-use reqwest_eventsource::Event;
 use serde_json::Value;
 
 use self::convert::ResponsesCompat;
@@ -181,8 +180,7 @@ async fn run(
 
     loop {
         let message = match next_sse(&mut source, &options).await {
-            SseStep::Message(Event::Open) => continue,
-            SseStep::Message(Event::Message(message)) => message,
+            SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
                 processor

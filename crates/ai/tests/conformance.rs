@@ -1,0 +1,650 @@
+//! One conformance suite for every wire API: the same scenarios (text, thinking, one and
+//! parallel tool calls, length stop, abort) and the same faults (HTTP errors, retries, resets,
+//! cut streams, garbage, stalls, huge events, invalid UTF-8, missing terminal events, error
+//! events mid-stream), each rendered in the API's own wire format and served over real HTTP.
+//! RELIABILITY.md lists the resulting matrix.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use oxpi_ai::{
+    AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason,
+    StreamOptions,
+};
+use oxpi_testkit::{Part, Reply, TestServer};
+use serde_json::{json, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Api {
+    Completions,
+    Responses,
+    Anthropic,
+    Gemini,
+}
+
+const APIS: [Api; 4] = [
+    Api::Completions,
+    Api::Responses,
+    Api::Anthropic,
+    Api::Gemini,
+];
+
+/// What the model "says" in a scenario.
+#[derive(Clone, Debug, Default)]
+struct Script {
+    thinking: Option<&'static str>,
+    text: Vec<&'static str>,
+    calls: Vec<(&'static str, Value)>,
+    length: bool,
+}
+
+fn sse(event: Option<&str>, data: &Value) -> String {
+    match event {
+        Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+impl Api {
+    fn model(self, server: &TestServer) -> Model {
+        let (api, path) = match self {
+            Api::Completions => ("openai-completions", "/v1"),
+            Api::Responses => ("openai-responses", "/v1"),
+            Api::Anthropic => ("anthropic-messages", "/v1"),
+            Api::Gemini => ("google-generative-ai", "/v1beta"),
+        };
+        let mut model =
+            Model::openai_compatible(format!("{}{path}", server.base_url()), "conformance-model");
+        model.api = api.to_string();
+        model.provider = "conformance".to_string();
+        model
+    }
+
+    /// The stream of `script`: (content events, terminal events).
+    fn render(self, script: &Script) -> (Vec<String>, Vec<String>) {
+        match self {
+            Api::Completions => completions(script),
+            Api::Responses => responses(script),
+            Api::Anthropic => anthropic(script),
+            Api::Gemini => gemini(script),
+        }
+    }
+
+    /// An error event in the middle of the stream, carrying `message`.
+    fn error_event(self, message: &str) -> String {
+        match self {
+            Api::Completions => sse(None, &json!({"error": {"message": message}})),
+            Api::Responses => sse(
+                Some("error"),
+                &json!({"type": "error", "code": "server_error", "message": message}),
+            ),
+            Api::Anthropic => sse(
+                Some("error"),
+                &json!({"type": "error", "error": {"type": "overloaded_error", "message": message}}),
+            ),
+            Api::Gemini => sse(
+                None,
+                &json!({"error": {"code": 500, "message": message, "status": "INTERNAL"}}),
+            ),
+        }
+    }
+
+    /// An event of a kind the client does not know, which must be tolerated.
+    fn unknown_event(self) -> String {
+        match self {
+            Api::Completions => sse(
+                None,
+                &json!({"object": "chat.completion.chunk", "choices": [], "novel": {"x": 1}}),
+            ),
+            Api::Responses => sse(
+                Some("response.novel"),
+                &json!({"type": "response.novel", "x": 1}),
+            ),
+            Api::Anthropic => sse(Some("novel"), &json!({"type": "novel", "x": 1})),
+            Api::Gemini => sse(None, &json!({"candidates": [], "novelField": {"x": 1}})),
+        }
+    }
+
+    fn error_body(self, message: &str) -> String {
+        match self {
+            Api::Anthropic => json!({"type": "error", "error": {"type": "authentication_error", "message": message}}),
+            Api::Gemini => json!({"error": {"code": 401, "message": message, "status": "UNAUTHENTICATED"}}),
+            _ => json!({"error": {"message": message, "type": "invalid_request_error"}}),
+        }
+        .to_string()
+    }
+}
+
+fn completions(script: &Script) -> (Vec<String>, Vec<String>) {
+    let chunk = |delta: Value| {
+        sse(
+            None,
+            &json!({"id": "c1", "choices": [{"index": 0, "delta": delta}]}),
+        )
+    };
+    let mut body = Vec::new();
+    if let Some(t) = script.thinking {
+        body.push(chunk(json!({"reasoning_content": t})));
+    }
+    for t in &script.text {
+        body.push(chunk(json!({"content": t})));
+    }
+    for (i, (name, args)) in script.calls.iter().enumerate() {
+        let raw = args.to_string();
+        let (a, b) = raw.split_at(raw.len() / 2);
+        body.push(chunk(json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": a}}]})));
+        body.push(chunk(
+            json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}),
+        ));
+    }
+    let reason = if script.length {
+        "length"
+    } else if script.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let end = vec![
+        sse(
+            None,
+            &json!({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}),
+        ),
+        sse(
+            None,
+            &json!({"id": "c1", "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 7}}),
+        ),
+        "data: [DONE]\n\n".to_string(),
+    ];
+    (body, end)
+}
+
+fn responses(script: &Script) -> (Vec<String>, Vec<String>) {
+    let ev = |data: Value| sse(data["type"].as_str(), &data);
+    let mut body = vec![ev(
+        json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
+    )];
+    if let Some(t) = script.thinking {
+        body.push(ev(json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}})));
+        body.push(ev(json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": t})));
+        body.push(ev(json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": t}]}})));
+    }
+    if !script.text.is_empty() {
+        body.push(ev(json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}})));
+        for t in &script.text {
+            body.push(ev(json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": t})));
+        }
+        let all: String = script.text.concat();
+        body.push(ev(json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": all}]}})));
+    }
+    for (i, (name, args)) in script.calls.iter().enumerate() {
+        let (item, call, raw) = (format!("fc_{i}"), format!("call_{i}"), args.to_string());
+        body.push(ev(json!({"type": "response.output_item.added", "output_index": 2 + i, "item": {"type": "function_call", "id": item, "call_id": call, "name": name, "arguments": "", "status": "in_progress"}})));
+        body.push(ev(json!({"type": "response.function_call_arguments.delta", "item_id": item, "output_index": 2 + i, "delta": raw})));
+        body.push(ev(json!({"type": "response.function_call_arguments.done", "item_id": item, "output_index": 2 + i, "arguments": raw})));
+        body.push(ev(json!({"type": "response.output_item.done", "output_index": 2 + i, "item": {"type": "function_call", "id": item, "call_id": call, "name": name, "arguments": raw, "status": "completed"}})));
+    }
+    let usage = json!({"input_tokens": 5, "output_tokens": 7, "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
+    let end = if script.length {
+        ev(
+            json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "usage": usage}}),
+        )
+    } else {
+        ev(
+            json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "usage": usage}}),
+        )
+    };
+    (body, vec![end])
+}
+
+fn anthropic(script: &Script) -> (Vec<String>, Vec<String>) {
+    let ev = |data: Value| sse(data["type"].as_str(), &data);
+    let mut body = vec![ev(
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "conformance-model", "content": [], "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+    )];
+    let mut index = 0;
+    if let Some(t) = script.thinking {
+        body.push(ev(json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}})));
+        body.push(ev(json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": t}})));
+        body.push(ev(json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "sig"}})));
+        body.push(ev(json!({"type": "content_block_stop", "index": index})));
+        index += 1;
+    }
+    if !script.text.is_empty() {
+        body.push(ev(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
+        for t in &script.text {
+            body.push(ev(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": t}})));
+        }
+        body.push(ev(json!({"type": "content_block_stop", "index": index})));
+        index += 1;
+    }
+    for (i, (name, args)) in script.calls.iter().enumerate() {
+        let raw = args.to_string();
+        let (a, b) = raw.split_at(raw.len() / 2);
+        body.push(ev(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": {}}})));
+        body.push(ev(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": a}})));
+        body.push(ev(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": b}})));
+        body.push(ev(json!({"type": "content_block_stop", "index": index})));
+        index += 1;
+    }
+    let reason = if script.length {
+        "max_tokens"
+    } else if script.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    let end = vec![
+        ev(
+            json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}, "usage": {"output_tokens": 7}}),
+        ),
+        ev(json!({"type": "message_stop"})),
+    ];
+    (body, end)
+}
+
+fn gemini(script: &Script) -> (Vec<String>, Vec<String>) {
+    let chunk = |parts: Value| {
+        sse(
+            None,
+            &json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}], "responseId": "g1"}),
+        )
+    };
+    let mut body = Vec::new();
+    if let Some(t) = script.thinking {
+        body.push(chunk(json!([{"text": t, "thought": true}])));
+    }
+    for t in &script.text {
+        body.push(chunk(json!([{"text": t}])));
+    }
+    if !script.calls.is_empty() {
+        let parts: Vec<Value> = script
+            .calls
+            .iter()
+            .map(|(name, args)| json!({"functionCall": {"name": name, "args": args}}))
+            .collect();
+        body.push(chunk(Value::Array(parts)));
+    }
+    let reason = if script.length { "MAX_TOKENS" } else { "STOP" };
+    let end = vec![sse(
+        None,
+        &json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": reason, "index": 0}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 7, "totalTokenCount": 12}, "responseId": "g1"}),
+    )];
+    (body, end)
+}
+
+fn options() -> StreamOptions {
+    StreamOptions {
+        api_key: Some("test-key".into()),
+        retry_base_delay: Duration::from_millis(5),
+        idle_timeout: Duration::from_secs(10),
+        ..StreamOptions::default()
+    }
+}
+
+fn context() -> Context {
+    Context::new("Be brief.").with_message(Message::user("go"))
+}
+
+async fn run_with(
+    api: Api,
+    replies: Vec<Reply>,
+    options: StreamOptions,
+) -> (AssistantMessage, usize, Vec<AssistantMessageEvent>) {
+    let server = TestServer::start(replies).await.unwrap();
+    let mut stream = oxpi_ai::stream(&api.model(&server), &context(), options);
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        events.push(event);
+    }
+    assert_eq!(
+        events.iter().filter(|e| e.is_terminal()).count(),
+        1,
+        "{api:?}: one terminal event"
+    );
+    let message = events
+        .last()
+        .and_then(|e| e.final_message())
+        .cloned()
+        .unwrap();
+    (message, server.requests().len(), events)
+}
+
+async fn run(api: Api, replies: Vec<Reply>) -> (AssistantMessage, usize) {
+    let (message, requests, _) = run_with(api, replies, options()).await;
+    (message, requests)
+}
+
+fn ok_reply(api: Api, script: &Script) -> Reply {
+    let (mut body, end) = api.render(script);
+    body.extend(end);
+    Reply::sse(body)
+}
+
+fn thinking_of(message: &AssistantMessage) -> String {
+    message
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            AssistantContent::Thinking(t) => Some(t.thinking.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn calls_of(message: &AssistantMessage) -> Vec<(String, Value)> {
+    message
+        .tool_calls()
+        .map(|c| (c.name.clone(), Value::Object(c.arguments.clone())))
+        .collect()
+}
+
+fn hello() -> Script {
+    Script {
+        text: vec!["Hel", "lo ", "world"],
+        ..Script::default()
+    }
+}
+
+#[tokio::test]
+async fn scenarios_produce_the_same_message_on_every_api() {
+    let scenarios = [
+        ("text", hello(), StopReason::Stop),
+        (
+            "thinking and text",
+            Script {
+                thinking: Some("Let me think."),
+                ..hello()
+            },
+            StopReason::Stop,
+        ),
+        (
+            "one tool call",
+            Script {
+                calls: vec![("read", json!({"path": "a.txt"}))],
+                ..Script::default()
+            },
+            StopReason::ToolUse,
+        ),
+        (
+            "text and parallel tool calls",
+            Script {
+                text: vec!["Reading both."],
+                calls: vec![
+                    ("read", json!({"path": "a.txt"})),
+                    ("read", json!({"path": "b.txt", "limit": 3})),
+                ],
+                ..Script::default()
+            },
+            StopReason::ToolUse,
+        ),
+        (
+            "length stop",
+            Script {
+                length: true,
+                ..hello()
+            },
+            StopReason::Length,
+        ),
+    ];
+    for api in APIS {
+        for (name, script, stop) in &scenarios {
+            let (message, requests) = run(api, vec![ok_reply(api, script)]).await;
+            let label = format!("{api:?} / {name}: {:?}", message.error_message);
+            assert_eq!(message.stop_reason, *stop, "{label}");
+            assert_eq!(message.text(), script.text.concat(), "{label}");
+            assert_eq!(
+                thinking_of(&message),
+                script.thinking.unwrap_or(""),
+                "{label}"
+            );
+            let expected: Vec<(String, Value)> = script
+                .calls
+                .iter()
+                .map(|(n, a)| (n.to_string(), a.clone()))
+                .collect();
+            assert_eq!(calls_of(&message), expected, "{label}");
+            let ids: std::collections::HashSet<String> =
+                message.tool_calls().map(|c| c.id.clone()).collect();
+            assert_eq!(ids.len(), script.calls.len(), "{label}: distinct ids");
+            assert_eq!(message.usage.output, 7, "{label}");
+            assert_eq!(requests, 1, "{label}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn unknown_events_are_tolerated() {
+    for api in APIS {
+        let (mut body, end) = api.render(&hello());
+        body.insert(1, api.unknown_event());
+        body.extend(end);
+        let (message, _) = run(api, vec![Reply::sse(body)]).await;
+        assert_eq!(
+            (message.stop_reason, message.text()),
+            (StopReason::Stop, "Hello world".to_string()),
+            "{api:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn http_errors_show_status_and_message_and_4xx_is_not_retried() {
+    for api in APIS {
+        let replies = vec![
+            Reply::json_error(401, &api.error_body("bad key")),
+            ok_reply(api, &hello()),
+        ];
+        let (message, requests) = run(api, replies).await;
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+        assert_eq!(
+            message.error_message.as_deref(),
+            Some("401 bad key"),
+            "{api:?}"
+        );
+        assert_eq!(requests, 1, "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn retryable_failures_before_the_first_event_are_retried() {
+    for api in APIS {
+        for (label, first) in [
+            ("429", Reply::json_error(429, &api.error_body("slow down"))),
+            (
+                "429 retry-after",
+                Reply::json_error(429, &api.error_body("slow down"))
+                    .with_header("retry-after", "0"),
+            ),
+            ("500", Reply::json_error(500, &api.error_body("oops"))),
+            ("502", Reply::json_error(502, "bad gateway")),
+            ("503", Reply::json_error(503, &api.error_body("busy"))),
+            ("529", Reply::json_error(529, &api.error_body("overloaded"))),
+            ("reset", Reply::Reset),
+        ] {
+            let (message, requests) = run(api, vec![first, ok_reply(api, &hello())]).await;
+            assert_eq!(
+                (message.stop_reason, message.text()),
+                (StopReason::Stop, "Hello world".into()),
+                "{api:?} {label}"
+            );
+            assert_eq!(requests, 2, "{api:?} {label}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_limit_and_at_a_long_retry_after() {
+    for api in APIS {
+        let down = || Reply::json_error(503, &api.error_body("down"));
+        let (message, requests) = run(api, vec![down(), down(), down(), down()]).await;
+        assert_eq!(
+            message.error_message.as_deref(),
+            Some("503 down (after 2 retries)"),
+            "{api:?}"
+        );
+        assert_eq!(requests, 3, "{api:?}");
+
+        let slow =
+            Reply::json_error(429, &api.error_body("later")).with_header("retry-after", "3600");
+        let (message, requests) = run(api, vec![slow, ok_reply(api, &hello())]).await;
+        let error = message.error_message.unwrap_or_default();
+        assert!(
+            error.starts_with("429 later (the server asked to retry after 3600.0s"),
+            "{api:?}: {error}"
+        );
+        assert_eq!(requests, 1, "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_cut_stream_keeps_what_arrived_and_is_never_resent() {
+    for api in APIS {
+        let (body, _) = api.render(&hello());
+        let mut parts: Vec<Part> = body
+            .into_iter()
+            .map(|e| Part::Bytes(e.into_bytes()))
+            .collect();
+        parts.push(Part::Cut);
+        let (message, requests) =
+            run(api, vec![Reply::sse_parts(parts), ok_reply(api, &hello())]).await;
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+        assert_eq!(message.text(), "Hello world", "{api:?}");
+        assert_eq!(requests, 1, "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_without_its_terminal_event_is_an_error() {
+    for api in APIS {
+        let (body, _) = api.render(&hello());
+        let (message, _) = run(api, vec![Reply::sse(body)]).await;
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+        assert_eq!(message.text(), "Hello world", "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn garbage_and_invalid_utf8_are_errors_that_say_so() {
+    for api in APIS {
+        let (mut body, end) = api.render(&hello());
+        body.insert(2, "data: {truncated json\n\n".to_string());
+        body.extend(end.clone());
+        let (message, _) = run(api, vec![Reply::sse(body)]).await;
+        let error = message.error_message.unwrap_or_default();
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+        assert!(
+            error.contains("{truncated json"),
+            "{api:?} quotes the chunk: {error}"
+        );
+
+        let (body, end) = api.render(&hello());
+        let mut parts: Vec<Part> = body
+            .into_iter()
+            .take(2)
+            .map(|e| Part::Bytes(e.into_bytes()))
+            .collect();
+        parts.push(Part::Bytes(b"data: {\"x\": \"\xff\xfe\"}\n\n".to_vec()));
+        parts.extend(end.into_iter().map(|e| Part::Bytes(e.into_bytes())));
+        let (message, _) = run(api, vec![Reply::sse_parts(parts)]).await;
+        let error = message.error_message.unwrap_or_default();
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+        assert!(error.contains("UTF-8"), "{api:?}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_ends_the_reply_with_its_message() {
+    for api in APIS {
+        let (mut body, _) = api.render(&hello());
+        body.push(api.error_event("upstream exploded"));
+        let (message, _) = run(api, vec![Reply::sse(body)]).await;
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+        assert_eq!(message.text(), "Hello world", "{api:?}");
+        let error = message.error_message.unwrap_or_default();
+        assert!(error.contains("upstream exploded"), "{api:?}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_event_streams_through() {
+    let big = "x".repeat(10 * 1024 * 1024);
+    let big: &'static str = Box::leak(big.into_boxed_str());
+    for api in APIS {
+        let script = Script {
+            text: vec!["start ", big],
+            ..Script::default()
+        };
+        let (message, _) = run(api, vec![ok_reply(api, &script)]).await;
+        assert_eq!(
+            message.stop_reason,
+            StopReason::Stop,
+            "{api:?}: {:?}",
+            message.error_message
+        );
+        assert_eq!(message.text().len(), 6 + big.len(), "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn stalls_end_on_the_idle_timer_and_keep_partial_content() {
+    for api in APIS {
+        let (body, _) = api.render(&hello());
+        let mut parts: Vec<Part> = body
+            .into_iter()
+            .map(|e| Part::Bytes(e.into_bytes()))
+            .collect();
+        parts.push(Part::Stall);
+        let options = StreamOptions {
+            idle_timeout: Duration::from_millis(200),
+            ..options()
+        };
+        let (message, requests, _) =
+            run_with(api, vec![Reply::sse_parts(parts)], options.clone()).await;
+        assert_eq!(message.text(), "Hello world", "{api:?}");
+        assert_eq!(
+            message.error_message.as_deref(),
+            Some("The stream stalled: no data for 0.2s (idle_timeout)"),
+            "{api:?}"
+        );
+        assert_eq!(requests, 1, "{api:?}");
+
+        let (message, _, _) =
+            run_with(api, vec![Reply::StallAfterHeaders { status: 200 }], options).await;
+        assert_eq!(message.stop_reason, StopReason::Error, "{api:?}");
+    }
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_ends_as_aborted_with_partial_content() {
+    for api in APIS {
+        let (body, _) = api.render(&hello());
+        let mut parts: Vec<Part> = body
+            .into_iter()
+            .map(|e| Part::Bytes(e.into_bytes()))
+            .collect();
+        parts.push(Part::Stall);
+        let server = TestServer::start(vec![Reply::sse_parts(parts)])
+            .await
+            .unwrap();
+        let options = options();
+        let cancel = options.cancel.clone();
+        let mut stream = oxpi_ai::stream(&api.model(&server), &context(), options);
+        let mut last = None;
+        while let Some(event) = stream.next().await {
+            if let AssistantMessageEvent::TextDelta { delta, .. } = &event {
+                if delta == "world" {
+                    cancel.cancel();
+                }
+            }
+            last = event.final_message().cloned();
+        }
+        let message = last.unwrap();
+        assert_eq!(message.stop_reason, StopReason::Aborted, "{api:?}");
+        assert_eq!(message.text(), "Hello world", "{api:?}");
+        assert_eq!(
+            message.error_message.as_deref(),
+            Some("Request was aborted"),
+            "{api:?}"
+        );
+    }
+}
