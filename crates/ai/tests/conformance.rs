@@ -4,6 +4,8 @@
 //! events mid-stream), each rendered in the API's own wire format and served over real HTTP.
 //! RELIABILITY.md lists the resulting matrix.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 use std::time::Duration;
 
 use futures::StreamExt;
