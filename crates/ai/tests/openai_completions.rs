@@ -825,3 +825,37 @@ async fn replays_every_recorded_chat_completions_stream() {
         failures.join("\n")
     );
 }
+
+#[tokio::test]
+async fn done_twice_ends_at_the_first() {
+    let mut body = sse(&[text_chunk("once"), finish_chunk("stop")]);
+    body.push("data: [DONE]\n\n".to_string());
+    let server = TestServer::start(vec![Reply::sse(body)]).await.unwrap();
+    let (events, message) = run(&model(&server), &user_context("hi"), fast_options()).await;
+    assert_eq!((message.stop_reason, message.text()), (StopReason::Stop, "once".to_string()));
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+}
+
+#[tokio::test]
+async fn a_fragment_for_a_finished_tool_call_is_an_error() {
+    let frag = |index: u64, id: Option<&str>, args: &str| {
+        let mut call = json!({"index": index, "function": {"name": "read", "arguments": args}});
+        if let Some(id) = id {
+            call["id"] = json!(id);
+        }
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    };
+    let chunks = vec![
+        frag(0, Some("call_a"), "{\"path\":"),
+        frag(1, Some("call_b"), "{}"),
+        frag(0, None, "\"a\"}"),
+        finish_chunk("tool_calls"),
+    ];
+    let server = TestServer::start(vec![Reply::sse(sse(&chunks))]).await.unwrap();
+    let (_, message) = run(&model(&server), &user_context("go"), fast_options()).await;
+    assert_eq!(message.stop_reason, StopReason::Error);
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("a tool-call fragment for index 0 arrived after that call had ended")
+    );
+}
