@@ -82,7 +82,8 @@ impl ReasoningLevel {
 pub struct StreamOptions {
     /// Sampling temperature.
     pub temperature: Option<f32>,
-    /// Output token limit; the model's `max_tokens` when `None`.
+    /// Output token limit. `None` leaves it to the server, except where the API requires one
+    /// (Anthropic), which then gets the model's `max_tokens`.
     pub max_tokens: Option<u64>,
     /// API key; when `None` the provider reads its usual environment variable.
     pub api_key: Option<ApiKey>,
