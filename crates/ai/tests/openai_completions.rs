@@ -832,7 +832,10 @@ async fn done_twice_ends_at_the_first() {
     body.push("data: [DONE]\n\n".to_string());
     let server = TestServer::start(vec![Reply::sse(body)]).await.unwrap();
     let (events, message) = run(&model(&server), &user_context("hi"), fast_options()).await;
-    assert_eq!((message.stop_reason, message.text()), (StopReason::Stop, "once".to_string()));
+    assert_eq!(
+        (message.stop_reason, message.text()),
+        (StopReason::Stop, "once".to_string())
+    );
     assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
 }
 
@@ -851,7 +854,9 @@ async fn a_fragment_for_a_finished_tool_call_is_an_error() {
         frag(0, None, "\"a\"}"),
         finish_chunk("tool_calls"),
     ];
-    let server = TestServer::start(vec![Reply::sse(sse(&chunks))]).await.unwrap();
+    let server = TestServer::start(vec![Reply::sse(sse(&chunks))])
+        .await
+        .unwrap();
     let (_, message) = run(&model(&server), &user_context("go"), fast_options()).await;
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(
