@@ -1,12 +1,16 @@
 //! HTTP plumbing shared by providers: API keys from the environment, opening an SSE stream with
 //! bounded, abortable retries before the first event, and readable HTTP error messages.
+//!
+//! Streams are read with [`super::sse`] (linear in the body size whatever the network read
+//! sizes); events are `reqwest_eventsource::Event` values, as providers match on.
 
 use std::time::Duration;
 
 use futures::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode};
-use reqwest_eventsource::{Event, EventSource};
+
+use super::sse::{SseError, SseSource};
 use tokio_util::sync::CancellationToken;
 
 use crate::options::{ApiKey, StreamOptions};
@@ -56,7 +60,7 @@ pub async fn open_event_source(
     build: impl Fn() -> RequestBuilder,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
-) -> Result<EventSource, OpenError> {
+) -> Result<SseSource, OpenError> {
     let mut attempt: u32 = 0;
     loop {
         let failure = match try_open(build(), options).await {
@@ -116,16 +120,14 @@ enum Attempt {
 async fn try_open(
     request: RequestBuilder,
     options: &StreamOptions,
-) -> Result<EventSource, Attempt> {
-    let mut source = EventSource::new(request)
-        .map_err(|e| Attempt::Fatal(format!("could not build the request: {e}")))?;
-    source.set_retry_policy(Box::new(reqwest_eventsource::retry::Never));
-    let first = tokio::select! {
+) -> Result<SseSource, Attempt> {
+    let request = request.header(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    let response = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
-        first = tokio::time::timeout(options.request_timeout, source.next()) => first,
+        response = tokio::time::timeout(options.request_timeout, request.send()) => response,
     };
-    let first = match first {
+    let response = match response {
         Err(_) => {
             return Err(Attempt::Retryable {
                 text: format!(
@@ -135,42 +137,39 @@ async fn try_open(
                 retry_after: None,
             })
         }
-        Ok(first) => first,
+        Ok(Err(e)) => {
+            return Err(Attempt::Retryable {
+                text: format!("connection error: {}", error_chain(&e)),
+                retry_after: None,
+            })
+        }
+        Ok(Ok(response)) => response,
     };
-    match first {
-        Some(Ok(Event::Open)) => Ok(source),
-        Some(Ok(Event::Message(_))) => Err(Attempt::Fatal(
-            "the stream sent an event before opening".into(),
-        )),
-        None | Some(Err(reqwest_eventsource::Error::StreamEnded)) => Err(Attempt::Retryable {
-            text: "the connection closed before a response".into(),
-            retry_after: None,
-        }),
-        Some(Err(reqwest_eventsource::Error::InvalidStatusCode(status, response))) => {
-            let retry_after = retry_after(response.headers());
-            let body = read_body(response).await;
-            let text = http_error_text(status, &body);
-            if is_retryable(status) {
-                Err(Attempt::Retryable { text, retry_after })
-            } else {
-                Err(Attempt::Fatal(text))
-            }
-        }
-        Some(Err(reqwest_eventsource::Error::InvalidContentType(content_type, response))) => {
-            let status = response.status();
-            let body = read_body(response).await;
-            let content_type = content_type.to_str().unwrap_or("?").to_string();
-            Err(Attempt::Fatal(format!(
-                "expected an event stream but got {status} with content-type {content_type}: {}",
-                error_message_from_body(&body)
-            )))
-        }
-        Some(Err(reqwest_eventsource::Error::Transport(e))) => Err(Attempt::Retryable {
-            text: format!("connection error: {}", error_chain(&e)),
-            retry_after: None,
-        }),
-        Some(Err(e)) => Err(Attempt::Fatal(format!("could not open the stream: {e}"))),
+    let status = response.status();
+    if status != StatusCode::OK {
+        let retry_after = retry_after(response.headers());
+        let body = read_body(response).await;
+        let text = http_error_text(status, &body);
+        return if is_retryable(status) {
+            Err(Attempt::Retryable { text, retry_after })
+        } else {
+            Err(Attempt::Fatal(text))
+        };
     }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("?").to_string())
+        .unwrap_or_default();
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    if !essence.eq_ignore_ascii_case("text/event-stream") {
+        let body = read_body(response).await;
+        return Err(Attempt::Fatal(format!(
+            "expected an event stream but got {status} with content-type {content_type}: {}",
+            error_message_from_body(&body)
+        )));
+    }
+    Ok(SseSource::new(response))
 }
 
 /// True for 408, 409, 429 and 5xx (including Anthropic's 529).
@@ -330,7 +329,7 @@ pub enum SseStep {
 }
 
 /// Waits for the next event, honouring cancellation and the idle timeout.
-pub async fn next_sse(source: &mut EventSource, options: &StreamOptions) -> SseStep {
+pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
     let next = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => {
@@ -347,13 +346,12 @@ pub async fn next_sse(source: &mut EventSource, options: &StreamOptions) -> SseS
                 options.idle_timeout.as_secs_f64()
             ))
         }
-        Ok(None) | Ok(Some(Err(reqwest_eventsource::Error::StreamEnded))) => SseStep::Ended,
+        Ok(None) => SseStep::Ended,
         Ok(Some(Err(e))) => {
             source.close();
             let detail = match &e {
-                reqwest_eventsource::Error::Transport(t) => error_chain(t),
-                reqwest_eventsource::Error::Utf8(u) => format!("invalid UTF-8 in the stream: {u}"),
-                other => other.to_string(),
+                SseError::Transport(t) => error_chain(t),
+                utf8 @ SseError::Utf8(_) => utf8.to_string(),
             };
             SseStep::Failed(format!("The stream was interrupted: {detail}"))
         }
