@@ -118,8 +118,10 @@ impl ProviderRegistry {
         let deferring = sink.deferring();
         let work = provider.stream(model.clone(), context.clone(), options, deferring.clone());
         let model = model.clone();
+        let delivering = crate::reply::delivering(work, deferring.clone());
         runtime.spawn(async move {
-            let outcome = AssertUnwindSafe(work).catch_unwind().await;
+            let outcome = AssertUnwindSafe(delivering).catch_unwind().await;
+            deferring.flush().await;
             deferring.flush_terminal().await;
             if !sink.terminal_sent() {
                 let text = match outcome {

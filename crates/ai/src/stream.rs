@@ -1,7 +1,7 @@
 //! The consumer side of a stream: [`AssistantMessageEventStream`] yields events and keeps the
 //! partial message up to date at O(delta) per event.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
@@ -21,7 +21,9 @@ use crate::types::message::{AssistantMessage, StopReason};
 /// [`partial_arguments`](Self::partial_arguments) parses a streaming tool call's arguments
 /// incrementally (only the new bytes since the last call are parsed).
 pub struct AssistantMessageEventStream {
-    rx: mpsc::Receiver<AssistantMessageEvent>,
+    rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
+    /// Events received in a batch and not yet yielded.
+    received: VecDeque<AssistantMessageEvent>,
     partial: PartialMessage,
     finished: bool,
     _cancel_on_drop: Option<DropGuard>,
@@ -45,8 +47,10 @@ impl std::fmt::Debug for AssistantMessageEventStream {
     }
 }
 
-/// Channel capacity between a provider task and its consumer.
-const CHANNEL_CAPACITY: usize = 256;
+/// Channel capacity between a provider task and its consumer, in batches. A provider started by
+/// the registry hands its events over in batches of up to 256 (see `EventSink::deferring`); a
+/// sink made by [`AssistantMessageEventStream::channel`] sends batches of one.
+const CHANNEL_CAPACITY: usize = 32;
 
 impl AssistantMessageEventStream {
     /// A connected (sink, stream) pair. A provider writes to the sink; `guard` (if any) is
@@ -55,6 +59,7 @@ impl AssistantMessageEventStream {
         let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
         let stream = Self {
             rx,
+            received: VecDeque::new(),
             partial: PartialMessage::default(),
             finished: false,
             _cancel_on_drop: guard,
@@ -203,19 +208,23 @@ impl Stream for AssistantMessageEventStream {
         if self.finished {
             return Poll::Ready(None);
         }
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(event)) => {
+        loop {
+            if let Some(event) = self.received.pop_front() {
                 self.partial.apply(&event);
                 if event.is_terminal() {
                     self.finished = true;
+                    self.received.clear();
                 }
-                Poll::Ready(Some(event))
+                return Poll::Ready(Some(event));
             }
-            Poll::Ready(None) => {
-                self.finished = true;
-                Poll::Ready(None)
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.received.extend(batch),
+                Poll::Ready(None) => {
+                    self.finished = true;
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
             }
-            Poll::Pending => Poll::Pending,
         }
     }
 }
