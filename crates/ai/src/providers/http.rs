@@ -117,10 +117,7 @@ enum Attempt {
     },
 }
 
-async fn try_open(
-    request: RequestBuilder,
-    options: &StreamOptions,
-) -> Result<SseSource, Attempt> {
+async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<SseSource, Attempt> {
     let request = request.header(ACCEPT, HeaderValue::from_static("text/event-stream"));
     let response = tokio::select! {
         biased;

@@ -153,7 +153,11 @@ impl SseDecoder {
             return None;
         }
         // A copy of exactly the data's size; the buffer keeps its capacity for the next event.
-        let data = self.data.strip_suffix('\n').unwrap_or(&self.data).to_string();
+        let data = self
+            .data
+            .strip_suffix('\n')
+            .unwrap_or(&self.data)
+            .to_string();
         self.data.clear();
         if event.is_empty() {
             event.push_str("message");
@@ -260,8 +264,14 @@ mod tests {
 
     #[test]
     fn an_unfinished_event_at_the_end_is_dropped() {
-        assert_eq!(events(&[b"data: a\n\ndata: b\n"]), vec![e("message", "a", "")]);
-        assert_eq!(events(&[b"data: a\n\ndata: b"]), vec![e("message", "a", "")]);
+        assert_eq!(
+            events(&[b"data: a\n\ndata: b\n"]),
+            vec![e("message", "a", "")]
+        );
+        assert_eq!(
+            events(&[b"data: a\n\ndata: b"]),
+            vec![e("message", "a", "")]
+        );
     }
 
     #[test]
@@ -290,7 +300,11 @@ mod tests {
             decoder.push(event);
             assert!(decoder.next_event().is_some());
         }
-        assert!(decoder.buf.capacity() < 4 * event.len() + 64, "{}", decoder.buf.capacity());
+        assert!(
+            decoder.buf.capacity() < 4 * event.len() + 64,
+            "{}",
+            decoder.buf.capacity()
+        );
         assert_eq!(decoder.buffered(), 0);
     }
 
