@@ -142,13 +142,15 @@ fn table(cells: &[Cell], runs: usize) -> String {
             _ => "—".into(),
         };
         let mut notes = Vec::new();
-        if cell.samples.len() < runs {
+        if cell.samples.len() != runs {
             let why = if cell.subject.is_node() {
                 " (Node time budget)"
+            } else if cell.samples.len() > runs {
+                " (short runs are repeated more)"
             } else {
                 ""
             };
-            notes.push(format!("{} of {runs} runs{why}", cell.samples.len()));
+            notes.push(format!("{} runs{why}", cell.samples.len()));
         }
         match &cell.workload {
             Workload::Stream { size, .. } => {
@@ -422,7 +424,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     }
     let _ = writeln!(
         out,
-        "Command: `{}` ({}; {:.0} s in all, {} run(s) per subject and workload).\n",
+        "Command: `{}` ({}; {:.0} s in all; {} run(s) per subject and workload, three times as many for runs under 50 ms, all interleaved round by round).\n",
         cx.command,
         date(),
         cx.elapsed_s,
@@ -450,7 +452,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     let _ = writeln!(out, "- **oxpi** iterates every event (`AssistantMessageEventStream`, consumed in the `#[tokio::main]` task, as the README's example does). **oxpi + partial args** also calls `partial_arguments` (the incremental parser's snapshot of the arguments so far) every {} KB of argument text, as a UI showing progress would; pi-ai TS re-parses the whole argument text on every delta, and the Rust port never parses until the end (malformed arguments become `{{}}` silently).", SNAPSHOT_EVERY / 1024);
     let _ = writeln!(out, "- **pi-ai TS** runs `bench/node/driver.mjs` under Node on the same server and model settings; **pi-ai Rust port** runs the same loop as oxpi's over its own event stream. pi-ai TS rows whose estimated time (previous size × the square of the size ratio) exceeds {:.0} s for one run are skipped and the estimate shown; rows that fit fewer runs than planned get fewer.", cx.node_budget_s);
     let _ = writeln!(out, "- **Agent loop.** 500 turns on each library's faux provider (16-character deltas), each turn one call to a no-op tool, then a final text reply. Per-turn overhead is the time from one `turn_start` event to the next, median of turns 6–15 (\"turn 10\") and of turns 491–500 (\"turn 500\"); wall is the whole `prompt`. oxpi runs twice: on the default multi-thread runtime (agent in the `#[tokio::main]` task, provider in a spawned task) and on a current-thread runtime (one thread, like Node's event loop). When other processes take a core, cross-thread wake-ups make the multi-thread per-turn times jump between two levels at any turn; the current-thread run shows the loop's own per-turn work.");
-    let _ = writeln!(out, "- **Read tool.** oxpi's `read` on a file of 100-byte lines with default limits (first 2,000 lines, 50 KB), through `AgentTool::execute`; bytes read come from the result's details.");
+    let _ = writeln!(out, "- **Read tool.** oxpi's `read` on a file of 20-byte lines with default limits (first 2,000 lines, 50 KB), through `AgentTool::execute`; bytes read come from the result's details.");
     let _ = writeln!(out, "- **Columns.** Wall and CPU (user + system, all threads: `getrusage`, `process.cpuUsage`) cover the measured span; peak RSS is the process's (`ru_maxrss`, `resourceUsage().maxRSS`); \"wall vs oxpi\" is the subject's median wall time over oxpi's on the same workload; \"RSS over idle\" is peak RSS minus RSS just before the span, against the content size.\n");
     let _ = writeln!(out, "## Results\n");
     out.push_str(&table(cx.cells, cx.runs));
