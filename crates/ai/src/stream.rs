@@ -5,6 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
+use futures::future::BoxFuture;
 use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
@@ -17,7 +18,9 @@ use crate::types::message::{AssistantMessage, StopReason};
 
 /// Events of one assistant reply. Ends after exactly one `done` or `error` event.
 ///
-/// Dropping it cancels the request. [`partial`](Self::partial) shows the message built so far;
+/// A stream from [`crate::stream()`] or a [`crate::ProviderRegistry`] runs its request as it is
+/// polled, in the polling task (no task is spawned, so events reach the consumer without a
+/// wake-up on another thread). Dropping it cancels the request. [`partial`](Self::partial) shows the message built so far;
 /// [`partial_arguments`](Self::partial_arguments) parses a streaming tool call's arguments
 /// incrementally (only the new bytes since the last call are parsed).
 pub struct AssistantMessageEventStream {
@@ -27,6 +30,8 @@ pub struct AssistantMessageEventStream {
     partial: PartialMessage,
     finished: bool,
     _cancel_on_drop: Option<DropGuard>,
+    /// The provider's request, run from `poll_next` until it has sent its last event.
+    work: Option<BoxFuture<'static, ()>>,
 }
 
 /// The message a stream has built so far, updated from events at O(delta) per event.
@@ -47,7 +52,7 @@ impl std::fmt::Debug for AssistantMessageEventStream {
     }
 }
 
-/// Channel capacity between a provider task and its consumer, in batches. A provider started by
+/// Channel capacity between a provider and its consumer, in batches. A provider started by
 /// the registry hands its events over in batches of up to 256 (see `EventSink::deferring`); a
 /// sink made by [`AssistantMessageEventStream::channel`] sends batches of one.
 const CHANNEL_CAPACITY: usize = 32;
@@ -63,8 +68,14 @@ impl AssistantMessageEventStream {
             partial: PartialMessage::default(),
             finished: false,
             _cancel_on_drop: guard,
+            work: None,
         };
         (EventSink::new(tx), stream)
+    }
+
+    /// Runs `work` (which sends this stream's events) from this stream's polls.
+    pub(crate) fn drive(&mut self, work: BoxFuture<'static, ()>) {
+        self.work = Some(work);
     }
 
     /// The message as built so far (`None` before `start`). Tool calls still streaming have
@@ -216,6 +227,11 @@ impl Stream for AssistantMessageEventStream {
                     self.received.clear();
                 }
                 return Poll::Ready(Some(event));
+            }
+            if let Some(work) = self.work.as_mut() {
+                if work.as_mut().poll(cx).is_ready() {
+                    self.work = None;
+                }
             }
             match self.rx.poll_recv(cx) {
                 Poll::Ready(Some(batch)) => self.received.extend(batch),
