@@ -97,7 +97,7 @@ impl ProviderRegistry {
     ) -> AssistantMessageEventStream {
         let cancel = options.cancel.child_token();
         let (sink, mut stream) =
-            AssistantMessageEventStream::channel(Some(cancel.clone().drop_guard()));
+            AssistantMessageEventStream::driven_channel(Some(cancel.clone().drop_guard()));
         let options = StreamOptions { cancel, ..options };
         let fail_now = |sink: &EventSink, text: String| {
             sink.try_send(error_event(model, text));

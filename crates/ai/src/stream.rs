@@ -52,16 +52,29 @@ impl std::fmt::Debug for AssistantMessageEventStream {
     }
 }
 
-/// Channel capacity between a provider and its consumer, in batches. A provider started by
-/// the registry hands its events over in batches of up to 256 (see `EventSink::deferring`); a
-/// sink made by [`AssistantMessageEventStream::channel`] sends batches of one.
-const CHANNEL_CAPACITY: usize = 32;
+/// Channel capacity, in batches, of [`AssistantMessageEventStream::channel`], whose sink sends
+/// batches of one event.
+const CHANNEL_CAPACITY: usize = 256;
+
+/// Channel capacity, in batches, of a stream the registry drives: its provider hands events
+/// over in batches of up to 256 (see `EventSink::deferring`) and runs only while the stream is
+/// polled, so two batches keep it busy without holding more of the reply in memory.
+const DRIVEN_CHANNEL_CAPACITY: usize = 2;
 
 impl AssistantMessageEventStream {
     /// A connected (sink, stream) pair. A provider writes to the sink; `guard` (if any) is
     /// dropped with the stream, cancelling the provider's work.
     pub fn channel(guard: Option<DropGuard>) -> (EventSink, Self) {
-        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        Self::with_capacity(guard, CHANNEL_CAPACITY)
+    }
+
+    /// The (sink, stream) pair for a request the stream itself drives (see [`Self::drive`]).
+    pub(crate) fn driven_channel(guard: Option<DropGuard>) -> (EventSink, Self) {
+        Self::with_capacity(guard, DRIVEN_CHANNEL_CAPACITY)
+    }
+
+    fn with_capacity(guard: Option<DropGuard>, capacity: usize) -> (EventSink, Self) {
+        let (tx, rx) = mpsc::channel(capacity);
         let stream = Self {
             rx,
             received: VecDeque::new(),
