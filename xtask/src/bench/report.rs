@@ -150,7 +150,8 @@ fn table(cells: &[Cell], runs: usize) -> String {
             } else {
                 ""
             };
-            notes.push(format!("{} runs{why}", cell.samples.len()));
+            let n = cell.samples.len();
+            notes.push(format!("{n} run{}{why}", if n == 1 { "" } else { "s" }));
         }
         match &cell.workload {
             Workload::Stream { size, .. } => {
