@@ -239,6 +239,8 @@ struct Env {
     piai_rs_bin: PathBuf,
     driver: PathBuf,
     node: Option<env::Node>,
+    /// Why Node subjects are skipped, when `node` is `None`.
+    no_node: String,
     origin: String,
     read_file: Option<PathBuf>,
 }
@@ -261,7 +263,9 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     let bin = target.join("release");
 
     let mut notes = Vec::new();
+    let mut no_node = String::new();
     let node = if options.no_node {
+        no_node = "not measured (--no-node)".into();
         notes.push("Node measurements skipped (--no-node).".to_string());
         None
     } else {
@@ -269,6 +273,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
             Ok(node) => Some(node),
             Err(why) => {
                 println!("note: {why}");
+                no_node = why.clone();
                 notes.push(why);
                 None
             }
@@ -299,6 +304,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         piai_rs_bin: bin.join("piai-rs-bench"),
         driver: root.join("bench").join("node").join("driver.mjs"),
         node,
+        no_node,
         origin: server.origin.clone(),
         read_file,
     };
@@ -401,7 +407,7 @@ fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
         .collect();
     if env.node.is_none() {
         for cell in cells.iter_mut().filter(|c| c.subject.is_node()) {
-            cell.skipped = Some("Node.js or npm not available".into());
+            cell.skipped = Some(env.no_node.clone());
         }
     }
     let mut round = 0;
