@@ -6,11 +6,10 @@
 //! - `ci`: fmt, clippy, tests, docs, then the model and the labs: the README's test command.
 //!
 //! - `fuzz`: run a cargo-fuzz target for a while.
-//!
-//! `bench` is reserved: add a variant to [`Command`], a line to [`USAGE`] and
-//! a module next to `labs.rs` when they are implemented.
+//! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
 
 mod args;
+mod bench;
 mod ci;
 mod fuzz;
 mod labs;
@@ -27,10 +26,9 @@ Commands:
   local-model   Install the embedded local model (llama.cpp engine + weights) ahead of time
   labs          Build every lab under labs/ and run each one, printing a pass/fail table
   fuzz          Run a cargo-fuzz target for N seconds (partial_json, sse_decoder, chat_stream, workspace_resolve)
+  bench         Measure oxpi against pi-ai (TS) and the Rust port pi-ai; write BENCHMARKS.md
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
-
-Reserved (not implemented yet): bench
 
 Run `cargo xtask <command> --help` for a command's options.";
 
@@ -47,7 +45,8 @@ enum Command {
     Ci(ci::Options),
     /// `fuzz`.
     Fuzz(fuzz::Options),
-    // Later: Bench(bench::Options).
+    /// `bench`.
+    Bench(bench::Options),
 }
 
 /// Parses the arguments after the program name.
@@ -63,9 +62,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "labs" => labs::Options::parse(rest).map(Command::Labs),
         "ci" => ci::Options::parse(rest).map(Command::Ci),
         "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
-        "bench" => Err(format!(
-            "`cargo xtask {name}` is reserved but not implemented yet"
-        )),
+        "bench" => bench::Options::parse(rest).map(Command::Bench),
         other => Err(format!("unknown command `{other}`")),
     }
 }
@@ -107,6 +104,7 @@ fn main() -> ExitCode {
         Command::Labs(options) => runtime.block_on(labs::run(&workspace_root(), options)),
         Command::Ci(options) => runtime.block_on(ci::run(&workspace_root(), options)),
         Command::Fuzz(options) => fuzz::run(&workspace_root(), options),
+        Command::Bench(options) => bench::run(&workspace_root(), options),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -138,7 +136,10 @@ mod tests {
             parse(argv("labs --repeat 2")),
             Ok(Command::Labs(_))
         ));
-        assert!(parse(argv("bench")).unwrap_err().contains("reserved"));
+        assert!(matches!(
+            parse(argv("bench --quick")),
+            Ok(Command::Bench(_))
+        ));
         assert!(parse(argv("frobnicate"))
             .unwrap_err()
             .contains("unknown command"));

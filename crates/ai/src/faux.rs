@@ -141,8 +141,45 @@ enum Queued {
 
 struct FauxState {
     queue: VecDeque<Queued>,
-    requests: Vec<FauxRequest>,
+    requests: Vec<Seen>,
     next_id: u64,
+}
+
+/// A request as recorded: roles one byte each (an index into [`ROLES`]). A long conversation is
+/// recorded at every turn, so this is what keeps a turn's cost from growing with the history
+/// (it was 16 bytes per message per turn: 64 MB after 2,000 turns).
+struct Seen {
+    system_prompt: Option<String>,
+    roles: Vec<u8>,
+    tools: Vec<String>,
+}
+
+const ROLES: [&str; 3] = ["user", "assistant", "toolResult"];
+
+impl Seen {
+    fn of(context: &Context) -> Self {
+        Self {
+            system_prompt: context.system_prompt.clone(),
+            roles: context
+                .messages
+                .iter()
+                .map(|m| match m {
+                    crate::Message::User(_) => 0,
+                    crate::Message::Assistant(_) => 1,
+                    crate::Message::ToolResult(_) => 2,
+                })
+                .collect(),
+            tools: context.tools.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
+    fn summary(&self) -> FauxRequest {
+        FauxRequest {
+            system_prompt: self.system_prompt.clone(),
+            roles: self.roles.iter().map(|&r| ROLES[usize::from(r)]).collect(),
+            tools: self.tools.clone(),
+        }
+    }
 }
 
 /// What the faux provider saw of one request. (It keeps a summary, not the context, so that it
@@ -249,17 +286,13 @@ impl FauxProvider {
     /// A summary of every request received, in order. Use [`push_fn`](Self::push_fn) to see a
     /// request's full context.
     pub fn requests(&self) -> Vec<FauxRequest> {
-        self.lock().requests.clone()
+        self.lock().requests.iter().map(Seen::summary).collect()
     }
 
     async fn run(self, model: Model, context: Context, options: StreamOptions, sink: EventSink) {
         let queued = {
             let mut state = self.lock();
-            state.requests.push(FauxRequest {
-                system_prompt: context.system_prompt.clone(),
-                roles: context.messages.iter().map(|m| m.role()).collect(),
-                tools: context.tools.iter().map(|t| t.name.clone()).collect(),
-            });
+            state.requests.push(Seen::of(&context));
             state.queue.pop_front()
         };
         let mut out = ReplyBuilder::new(&model, sink);

@@ -86,8 +86,9 @@ impl ProviderRegistry {
         self.providers.get(api).cloned()
     }
 
-    /// Starts a request on the provider for `model.api`. Must be called inside a Tokio runtime;
-    /// outside one, and for an unknown API, the stream holds a single `error` event.
+    /// A request on the provider for `model.api`, run as the returned stream is polled (in the
+    /// polling task, like any Rust stream). Must be called inside a Tokio runtime; outside one,
+    /// and for an unknown API, the stream holds a single `error` event.
     pub fn stream(
         &self,
         model: &Model,
@@ -95,8 +96,8 @@ impl ProviderRegistry {
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
         let cancel = options.cancel.child_token();
-        let (sink, stream) =
-            AssistantMessageEventStream::channel(Some(cancel.clone().drop_guard()));
+        let (sink, mut stream) =
+            AssistantMessageEventStream::driven_channel(Some(cancel.clone().drop_guard()));
         let options = StreamOptions { cancel, ..options };
         let fail_now = |sink: &EventSink, text: String| {
             sink.try_send(error_event(model, text));
@@ -108,27 +109,34 @@ impl ProviderRegistry {
             );
             return stream;
         };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        if tokio::runtime::Handle::try_current().is_err() {
             fail_now(
                 &sink,
                 "oxpi-ai streams must be started inside a Tokio runtime".into(),
             );
             return stream;
-        };
+        }
         let deferring = sink.deferring();
         let work = provider.stream(model.clone(), context.clone(), options, deferring.clone());
         let model = model.clone();
-        runtime.spawn(async move {
-            let outcome = AssertUnwindSafe(work).catch_unwind().await;
-            deferring.flush_terminal().await;
-            if !sink.terminal_sent() {
-                let text = match outcome {
-                    Ok(()) => "provider ended the stream without a done or error event".to_string(),
-                    Err(panic) => format!("provider panicked: {}", panic_text(&*panic)),
-                };
-                sink.send(error_event(&model, text)).await;
+        let delivering = crate::reply::delivering(work, deferring.clone());
+        stream.drive(
+            async move {
+                let outcome = AssertUnwindSafe(delivering).catch_unwind().await;
+                deferring.flush().await;
+                deferring.flush_terminal().await;
+                if !sink.terminal_sent() {
+                    let text = match outcome {
+                        Ok(()) => {
+                            "provider ended the stream without a done or error event".to_string()
+                        }
+                        Err(panic) => format!("provider panicked: {}", panic_text(&*panic)),
+                    };
+                    sink.send(error_event(&model, text)).await;
+                }
             }
-        });
+            .boxed(),
+        );
         stream
     }
 }

@@ -1,10 +1,11 @@
 //! The consumer side of a stream: [`AssistantMessageEventStream`] yields events and keeps the
 //! partial message up to date at O(delta) per event.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
+use futures::future::BoxFuture;
 use futures::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
@@ -17,14 +18,20 @@ use crate::types::message::{AssistantMessage, StopReason};
 
 /// Events of one assistant reply. Ends after exactly one `done` or `error` event.
 ///
-/// Dropping it cancels the request. [`partial`](Self::partial) shows the message built so far;
+/// A stream from [`crate::stream()`] or a [`crate::ProviderRegistry`] runs its request as it is
+/// polled, in the polling task (no task is spawned, so events reach the consumer without a
+/// wake-up on another thread). Dropping it cancels the request. [`partial`](Self::partial) shows the message built so far;
 /// [`partial_arguments`](Self::partial_arguments) parses a streaming tool call's arguments
 /// incrementally (only the new bytes since the last call are parsed).
 pub struct AssistantMessageEventStream {
-    rx: mpsc::Receiver<AssistantMessageEvent>,
+    rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
+    /// Events received in a batch and not yet yielded.
+    received: VecDeque<AssistantMessageEvent>,
     partial: PartialMessage,
     finished: bool,
     _cancel_on_drop: Option<DropGuard>,
+    /// The provider's request, run from `poll_next` until it has sent its last event.
+    work: Option<BoxFuture<'static, ()>>,
 }
 
 /// The message a stream has built so far, updated from events at O(delta) per event.
@@ -45,21 +52,43 @@ impl std::fmt::Debug for AssistantMessageEventStream {
     }
 }
 
-/// Channel capacity between a provider task and its consumer.
+/// Channel capacity, in batches, of [`AssistantMessageEventStream::channel`], whose sink sends
+/// batches of one event.
 const CHANNEL_CAPACITY: usize = 256;
+
+/// Channel capacity, in batches, of a stream the registry drives: its provider hands events
+/// over in batches of up to 256 (see `EventSink::deferring`) and runs only while the stream is
+/// polled, so two batches keep it busy without holding more of the reply in memory.
+const DRIVEN_CHANNEL_CAPACITY: usize = 2;
 
 impl AssistantMessageEventStream {
     /// A connected (sink, stream) pair. A provider writes to the sink; `guard` (if any) is
     /// dropped with the stream, cancelling the provider's work.
     pub fn channel(guard: Option<DropGuard>) -> (EventSink, Self) {
-        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        Self::with_capacity(guard, CHANNEL_CAPACITY)
+    }
+
+    /// The (sink, stream) pair for a request the stream itself drives (see [`Self::drive`]).
+    pub(crate) fn driven_channel(guard: Option<DropGuard>) -> (EventSink, Self) {
+        Self::with_capacity(guard, DRIVEN_CHANNEL_CAPACITY)
+    }
+
+    fn with_capacity(guard: Option<DropGuard>, capacity: usize) -> (EventSink, Self) {
+        let (tx, rx) = mpsc::channel(capacity);
         let stream = Self {
             rx,
+            received: VecDeque::new(),
             partial: PartialMessage::default(),
             finished: false,
             _cancel_on_drop: guard,
+            work: None,
         };
         (EventSink::new(tx), stream)
+    }
+
+    /// Runs `work` (which sends this stream's events) from this stream's polls.
+    pub(crate) fn drive(&mut self, work: BoxFuture<'static, ()>) {
+        self.work = Some(work);
     }
 
     /// The message as built so far (`None` before `start`). Tool calls still streaming have
@@ -203,19 +232,28 @@ impl Stream for AssistantMessageEventStream {
         if self.finished {
             return Poll::Ready(None);
         }
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(event)) => {
+        loop {
+            if let Some(event) = self.received.pop_front() {
                 self.partial.apply(&event);
                 if event.is_terminal() {
                     self.finished = true;
+                    self.received.clear();
                 }
-                Poll::Ready(Some(event))
+                return Poll::Ready(Some(event));
             }
-            Poll::Ready(None) => {
-                self.finished = true;
-                Poll::Ready(None)
+            if let Some(work) = self.work.as_mut() {
+                if work.as_mut().poll(cx).is_ready() {
+                    self.work = None;
+                }
             }
-            Poll::Pending => Poll::Pending,
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(batch)) => self.received.extend(batch),
+                Poll::Ready(None) => {
+                    self.finished = true;
+                    return Poll::Ready(None);
+                }
+                Poll::Pending => return Poll::Pending,
+            }
         }
     }
 }

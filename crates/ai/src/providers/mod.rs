@@ -1,5 +1,6 @@
 //! Wire APIs. Each provider lives in its own folder: wire types, conversion, stream processing.
-//! [`http`] holds what they share: API keys, opening a stream with bounded retries, reading it.
+//! [`http`] holds what they share: API keys, opening a stream with bounded retries, reading it
+//! through the linear-time decoder in [`crate::sse`].
 
 pub mod anthropic_messages;
 pub mod google_generative_ai;

@@ -1,0 +1,179 @@
+// The pi-ai / pi-agent-core (TypeScript, 0.73.1) side of `cargo xtask bench`.
+//
+//   node driver.mjs <install-dir> stream <origin> <kind> <size>
+//   node driver.mjs <install-dir> agent-loop <turns>
+//
+// <install-dir> is where the xtask ran `npm install` (it holds node_modules/@mariozechner/…).
+// Prints one JSON line shaped like the Rust bench programs' reports: status, wall_ms, cpu_ms
+// (process.cpuUsage, user + system, all threads), peak_rss_kib (resourceUsage().maxRSS),
+// rss_before_kib, extra. Timing covers the call to stream() (or prompt()) until the last event,
+// after the modules are loaded, exactly as on the Rust side.
+
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
+
+const [installDir, command, ...rest] = process.argv.slice(2);
+
+function load(name) {
+  const entry = join(installDir, "node_modules", ...name.split("/"), "dist", "index.js");
+  return import(pathToFileURL(entry).href);
+}
+
+function span() {
+  const rssBefore = Math.round(process.memoryUsage().rss / 1024);
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
+  return {
+    elapsed: () => performance.now() - t0,
+    finish() {
+      const wall = performance.now() - t0;
+      const used = process.cpuUsage(cpu);
+      return {
+        wall_ms: wall,
+        cpu_ms: (used.user + used.system) / 1000,
+        peak_rss_kib: process.resourceUsage().maxRSS,
+        rss_before_kib: rssBefore,
+      };
+    },
+  };
+}
+
+function report(status, figures, extra, note) {
+  const line = { status };
+  if (note) line.note = note;
+  Object.assign(line, figures ?? {});
+  if (extra) line.extra = extra;
+  console.log(JSON.stringify(line));
+  process.exitCode = status === "failed" ? 1 : 0;
+}
+
+async function stream([origin, kind, sizeText]) {
+  const size = Number(sizeText);
+  const { stream } = await load("@mariozechner/pi-ai");
+  const anthropic = kind.startsWith("anthropic");
+  const model = {
+    id: "bench-model",
+    name: "bench-model",
+    api: anthropic ? "anthropic-messages" : "openai-completions",
+    provider: anthropic ? "anthropic" : "bench",
+    baseUrl: `${origin}/${kind}/${size}`,
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 128000,
+    maxTokens: 4096,
+  };
+  const context = {
+    systemPrompt: "You are a benchmark.",
+    messages: [{ role: "user", content: "Write the file.", timestamp: Date.now() }],
+    tools: [
+      {
+        name: "write",
+        description: "Write a file",
+        parameters: {
+          type: "object",
+          properties: { path: { type: "string" }, content: { type: "string" } },
+          required: ["path", "content"],
+        },
+      },
+    ],
+  };
+
+  const s = span();
+  const events = stream(model, context, { apiKey: "bench-key", maxRetries: 0 });
+  let count = 0;
+  let deltaBytes = 0;
+  let firstEvent = 0;
+  let last;
+  for await (const event of events) {
+    if (count === 0) firstEvent = s.elapsed();
+    count++;
+    if (event.type === "text_delta" || event.type === "toolcall_delta") deltaBytes += event.delta.length;
+    else if (event.type === "done") last = event.message;
+    else if (event.type === "error") last = event.error;
+  }
+  const figures = s.finish();
+
+  if (!last) return report("failed", null, null, "the stream ended without done or error");
+  if (last.stopReason === "error" || last.stopReason === "aborted") {
+    return report("failed", null, null, `the stream ended in error: ${last.errorMessage}`);
+  }
+  // The expected content comes from the server, so it is the same bytes the Rust side checks.
+  const expected = await (await fetch(`${origin}/${kind}/${size}/expected`)).text();
+  if (kind === "openai-text") {
+    const text = last.content.filter((c) => c.type === "text").map((c) => c.text).join("");
+    if (text !== expected) return report("failed", null, null, `text differs (${text.length} chars received)`);
+  } else {
+    const call = last.content.find((c) => c.type === "toolCall");
+    if (!call || call.name !== "write") return report("failed", null, null, "no write tool call in the final message");
+    if (JSON.stringify(call.arguments) !== JSON.stringify(JSON.parse(expected))) {
+      return report("failed", null, null, "arguments differ from what was sent");
+    }
+  }
+  report("ok", figures, { events: count, delta_bytes: deltaBytes, first_event_ms: firstEvent });
+}
+
+function median(values) {
+  const v = [...values].sort((a, b) => a - b);
+  const n = v.length;
+  if (n === 0) return 0;
+  return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+async function agentLoop([turnsText]) {
+  const turns = Math.max(20, Number(turnsText ?? 500));
+  const ai = await load("@mariozechner/pi-ai");
+  const core = await load("@mariozechner/pi-agent-core");
+  // 4-token (16-character) deltas, as oxpi's faux provider is run with 16-character chunks.
+  const faux = ai.registerFauxProvider({ tokenSize: { min: 4, max: 4 } });
+  const responses = [];
+  for (let turn = 1; turn <= turns; turn++) {
+    responses.push(
+      ai.fauxAssistantMessage(ai.fauxToolCall("noop", { turn }, { id: `call_${turn}` }), { stopReason: "toolUse" }),
+    );
+  }
+  responses.push(ai.fauxAssistantMessage("done"));
+  faux.setResponses(responses);
+  const noop = {
+    name: "noop",
+    label: "noop",
+    description: "Does nothing",
+    parameters: ai.Type.Object({ turn: ai.Type.Number({ description: "The turn number." }) }),
+    execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+  };
+  const agent = new core.Agent({
+    initialState: { model: faux.getModel(), systemPrompt: "You are a benchmark.", tools: [noop] },
+  });
+  const starts = [];
+  agent.subscribe((event) => {
+    if (event.type === "turn_start") starts.push(performance.now());
+  });
+
+  const s = span();
+  await agent.prompt("Go.");
+  const figures = s.finish();
+
+  const messages = agent.state.messages.length;
+  if (agent.state.errorMessage) return report("failed", null, null, `the run failed: ${agent.state.errorMessage}`);
+  if (messages !== 1 + 2 * turns + 1) {
+    return report("failed", null, null, `${messages} messages in the history, expected ${1 + 2 * turns + 1}`);
+  }
+  // durations[k - 1] is turn k: from its turn_start to the next turn's.
+  const durations = starts.slice(1).map((t, i) => (t - starts[i]) * 1000);
+  if (durations.length < turns) return report("failed", null, null, `${durations.length} turns measured`);
+  report("ok", figures, {
+    turns,
+    turn10_us: median(durations.slice(5, 15)),
+    turn_last_us: median(durations.slice(turns - 10, turns)),
+    requests: faux.state.callCount,
+  });
+}
+
+try {
+  if (command === "stream") await stream(rest);
+  else if (command === "agent-loop") await agentLoop(rest);
+  else report("failed", null, null, `unknown command ${command}`);
+} catch (error) {
+  report("failed", null, null, String(error?.stack ?? error));
+}

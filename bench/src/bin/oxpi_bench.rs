@@ -1,0 +1,366 @@
+//! oxpi's side of `cargo xtask bench`, and the stream server. One measurement per process.
+//!
+//! ```text
+//! oxpi-bench serve [--write-bytes N] [--prerender kind:size,…]
+//! oxpi-bench stream --url ORIGIN --kind openai-text|openai-tool|anthropic-tool --size BYTES
+//!                   [--partial-every BYTES] [--warmup N]
+//! oxpi-bench agent-loop [--turns 500]
+//! oxpi-bench read --file PATH
+//! ```
+//!
+//! Every measuring command also takes `--runtime current` (a current-thread Tokio runtime
+//! instead of the default multi-thread one). `--warmup N` streams N times unmeasured first, in
+//! the same process. `OXPI_BENCH_TURNS=1` makes `agent-loop` print every turn's time on stderr.
+
+use std::io::{Read as _, Write as _};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use oxpi_agent_core::{
+    Agent, AgentEvent, AgentOptions, AgentTool, AgentToolHandle, AgentToolResult, ToolError,
+    ToolUpdateFn,
+};
+use oxpi_ai::faux::{FauxProvider, FauxReply};
+use oxpi_ai::{
+    ApiKey, AssistantContent, AssistantMessageEvent, Context, Message, Model, ProviderRegistry,
+    StreamOptions, Tool, API_ANTHROPIC_MESSAGES,
+};
+use oxpi_bench::measure::Span;
+use oxpi_bench::payload::{self, Kind};
+use oxpi_bench::server::Server;
+use oxpi_bench::{verify, Args, Report};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const USAGE: &str = "usage: oxpi-bench serve|stream|agent-loop|read [options] (see the source)";
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args().skip(1);
+    let command = argv.next().unwrap_or_default();
+    let args = Args::new(argv.collect());
+    if command == "serve" {
+        return match serve(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("oxpi-bench serve: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let mut builder = if args.get("--runtime") == Some("current") {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return Report::failed(format!("runtime: {e}")).print(),
+    };
+    let report = runtime.block_on(async {
+        match command.as_str() {
+            "stream" => stream(&args).await,
+            "agent-loop" => agent_loop(&args).await,
+            "read" => read(&args).await,
+            _ => Err(USAGE.to_string()),
+        }
+    });
+    match report {
+        Ok(report) => report.print(),
+        Err(e) => Report::failed(e).print(),
+    }
+}
+
+/// Serves until stdin closes (the xtask holds it open), printing the origin first.
+fn serve(args: &Args) -> Result<(), String> {
+    let write_bytes = args.num("--write-bytes", 0)?;
+    let mut prerender = Vec::new();
+    for item in args
+        .get("--prerender")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+    {
+        let (kind, size) = item
+            .split_once(':')
+            .ok_or_else(|| format!("--prerender wants kind:size, got {item:?}"))?;
+        let kind = Kind::parse(kind).ok_or_else(|| format!("unknown stream kind {kind:?}"))?;
+        let size = size.parse().map_err(|_| format!("bad size {size:?}"))?;
+        prerender.push((kind, size));
+    }
+    let server = Server::start(&prerender, write_bytes).map_err(|e| e.to_string())?;
+    println!("{}", server.origin());
+    std::io::stdout().flush().map_err(|e| e.to_string())?;
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    Ok(())
+}
+
+/// The tool offered in the streaming requests (the reply calls it).
+fn write_tool() -> Tool {
+    Tool {
+        name: payload::TOOL_NAME.to_string(),
+        description: "Write a file".to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"]
+        }),
+    }
+}
+
+/// Streams once per `--warmup` (unmeasured, same process), then once measured.
+async fn stream(args: &Args) -> Result<Report, String> {
+    for _ in 0..args.num("--warmup", 0)? {
+        let report = stream_once(args).await?;
+        if report.status != "ok" {
+            return Ok(report);
+        }
+    }
+    stream_once(args).await
+}
+
+async fn stream_once(args: &Args) -> Result<Report, String> {
+    let origin = args.need("--url")?;
+    let kind = Kind::parse(args.need("--kind")?).ok_or("unknown --kind")?;
+    let size = args.num("--size", 0)?;
+    let partial_every = args.num("--partial-every", 0)?;
+    let mut model = Model::openai_compatible(payload::base_url(origin, kind, size), "bench-model");
+    model.api = kind.api().to_string();
+    if kind == Kind::AnthropicTool {
+        model.provider = "anthropic".to_string();
+    }
+    let context = Context::new("You are a benchmark.")
+        .with_message(Message::user("Write the file."))
+        .with_tool(write_tool());
+    let options = StreamOptions {
+        api_key: Some(ApiKey::new("bench-key")),
+        max_retries: 0,
+        ..StreamOptions::default()
+    };
+
+    let span = Span::start();
+    let mut events = oxpi_ai::stream(&model, &context, options);
+    let (mut count, mut delta_bytes, mut since, mut snapshots) = (0u64, 0usize, 0usize, 0u64);
+    let mut last = None;
+    let mut first_event_ms = 0.0;
+    while let Some(event) = events.next().await {
+        if count == 0 {
+            first_event_ms = span.elapsed_ms();
+        }
+        count += 1;
+        match event {
+            AssistantMessageEvent::TextDelta { delta, .. } => delta_bytes += delta.len(),
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
+                delta_bytes += delta.len();
+                if partial_every > 0 {
+                    since += delta.len();
+                    if since >= partial_every {
+                        since = 0;
+                        let snapshot = events.partial_arguments(content_index);
+                        snapshots += u64::from(snapshot.is_some());
+                        std::hint::black_box(snapshot);
+                    }
+                }
+            }
+            AssistantMessageEvent::Done { message, .. } => last = Some(Ok(message)),
+            AssistantMessageEvent::Error { error, .. } => last = Some(Err(error)),
+            other => {
+                std::hint::black_box(other);
+            }
+        }
+    }
+    drop(events);
+    let figures = span.finish();
+
+    let message = match last {
+        Some(Ok(message)) => message,
+        Some(Err(error)) => {
+            let text = error.error_message.unwrap_or_default();
+            if model.api == API_ANTHROPIC_MESSAGES && text.contains("not implemented") {
+                return Ok(Report::skipped(format!(
+                    "oxpi's anthropic-messages provider is not implemented yet ({text})"
+                )));
+            }
+            return Ok(Report::failed(format!("the stream ended in error: {text}")));
+        }
+        None => return Ok(Report::failed("the stream ended without done or error")),
+    };
+    let call = message.content.iter().find_map(|c| match c {
+        AssistantContent::ToolCall(tc) => Some(tc),
+        _ => None,
+    });
+    let arguments = call.map(|tc| serde_json::Value::Object(tc.arguments.clone()));
+    let tool = call
+        .zip(arguments.as_ref())
+        .map(|(tc, a)| (tc.name.as_str(), a));
+    if let Err(e) = verify(kind, size, &message.text(), tool) {
+        return Ok(Report::failed(e));
+    }
+    Ok(Report::ok(figures)
+        .with("events", count)
+        .with("delta_bytes", delta_bytes)
+        .with("snapshots", snapshots)
+        .with("first_event_ms", first_event_ms))
+}
+
+/// The no-op tool of the agent loop.
+struct Noop;
+
+/// Arguments of the no-op tool.
+#[derive(Deserialize, JsonSchema)]
+struct NoopArgs {
+    /// The turn number.
+    #[allow(dead_code)]
+    turn: u64,
+}
+
+impl AgentTool for Noop {
+    type Args = NoopArgs;
+
+    fn name(&self) -> &str {
+        "noop"
+    }
+
+    fn description(&self) -> &str {
+        "Does nothing"
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        _args: NoopArgs,
+        _cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> Result<AgentToolResult, ToolError> {
+        Ok(AgentToolResult::text("ok"))
+    }
+}
+
+/// Median of a window of per-turn durations, microseconds.
+fn median_us(window: &[Duration]) -> f64 {
+    let mut v: Vec<f64> = window.iter().map(|d| d.as_secs_f64() * 1e6).collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+async fn agent_loop(args: &Args) -> Result<Report, String> {
+    let turns = args.num("--turns", 500)?.max(20);
+    // 16 characters per delta: pi's faux provider is run with 4-token (16-character) chunks.
+    let faux = FauxProvider::new().with_chunk_chars(16);
+    for turn in 1..=turns {
+        faux.push(FauxReply::new().with_raw_tool_call(
+            Some(format!("call_{turn}")),
+            "noop",
+            json!({ "turn": turn }).to_string(),
+        ));
+    }
+    faux.push(FauxReply::text("done"));
+    let mut registry = ProviderRegistry::new();
+    registry.register(faux.clone());
+    let noop = AgentToolHandle::new(Noop).map_err(|e| e.to_string())?;
+    let agent = Agent::new(
+        AgentOptions::new(faux.model())
+            .with_registry(registry)
+            .with_system_prompt("You are a benchmark.")
+            .with_tool(noop)
+            .with_max_turns(turns + 10),
+    );
+    let starts: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let sink = starts.clone();
+    let _subscription = agent.subscribe(move |event| {
+        if matches!(event, AgentEvent::TurnStart) {
+            sink.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Instant::now());
+        }
+    });
+
+    let span = Span::start();
+    agent.prompt("Go.").await.map_err(|e| e.to_string())?;
+    let figures = span.finish();
+
+    if let Some(error) = agent.error_message() {
+        return Ok(Report::failed(format!("the run failed: {error}")));
+    }
+    let expected_messages = 1 + 2 * turns + 1;
+    if agent.messages().len() != expected_messages {
+        return Ok(Report::failed(format!(
+            "{} messages in the history, expected {expected_messages}",
+            agent.messages().len()
+        )));
+    }
+    let starts = starts.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    // durations[k - 1] is turn k: from its turn_start to the next turn's.
+    let durations: Vec<Duration> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    if durations.len() < turns {
+        return Ok(Report::failed(format!(
+            "{} turns measured, expected {turns}",
+            durations.len()
+        )));
+    }
+    if std::env::var_os("OXPI_BENCH_TURNS").is_some() {
+        let us: Vec<String> = durations
+            .iter()
+            .map(|d| format!("{:.0}", d.as_secs_f64() * 1e6))
+            .collect();
+        eprintln!("per-turn µs: {}", us.join(" "));
+    }
+    let early = median_us(&durations[5..15]);
+    let late = median_us(&durations[turns - 10..turns]);
+    Ok(Report::ok(figures)
+        .with("turns", turns)
+        .with("turn10_us", early)
+        .with("turn_last_us", late)
+        .with("requests", faux.call_count()))
+}
+
+async fn read(args: &Args) -> Result<Report, String> {
+    let file = std::path::Path::new(args.need("--file")?);
+    let dir = file.parent().ok_or("--file has no parent directory")?;
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("--file has no name")?;
+    let file_bytes = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
+    let workspace = oxpi_tools::Workspace::new(dir).map_err(|e| e.to_string())?;
+    let tool = oxpi_tools::ReadTool::new(workspace);
+
+    let span = Span::start();
+    let result = tool
+        .execute(
+            "read-1",
+            oxpi_tools::ReadArgs::new(name),
+            CancellationToken::new(),
+            Arc::new(|_| {}),
+        )
+        .await;
+    let figures = span.finish();
+
+    let result = result.map_err(|e| format!("read failed: {e}"))?;
+    let details: oxpi_tools::ReadDetails =
+        serde_json::from_value(result.details.unwrap_or_default())
+            .map_err(|e| format!("read details: {e}"))?;
+    let oxpi_tools::ReadDetails::Text(text) = details else {
+        return Ok(Report::failed("read returned an image"));
+    };
+    if text.lines != 2000 {
+        return Ok(Report::failed(format!(
+            "{} lines returned, expected the first 2000",
+            text.lines
+        )));
+    }
+    Ok(Report::ok(figures)
+        .with("bytes_read", text.bytes_read)
+        .with("lines", text.lines)
+        .with("file_bytes", file_bytes))
+}

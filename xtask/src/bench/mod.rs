@@ -1,0 +1,737 @@
+//! `cargo xtask bench`: oxpi against pi-ai (TypeScript, under Node) and the crates.io Rust port
+//! `pi-ai` 1.0.0, in one run, on the same pre-rendered streams from a local server.
+//!
+//! The measured programs live in `bench/` (package `oxpi-bench`): each measurement is its own
+//! process, which prints one JSON line (wall time, CPU time, peak RSS and its own figures).
+//! This module builds them, starts the stream server, installs pi-ai with npm into a cache
+//! directory when Node is present, runs every subject on every workload several times
+//! (interleaved, so drift on a busy machine hits all subjects alike), and prints the table and
+//! the targets, also written to BENCHMARKS.md.
+
+mod env;
+mod report;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::args::{positive, split_flag, value};
+
+const USAGE: &str = "\
+cargo xtask bench [--quick] [--runs N] [--out PATH] [--no-node] [--node-budget SECS] [--only TEXT]
+
+Measures oxpi, pi-ai 0.73.1 (TypeScript, under Node) and the crates.io Rust port pi-ai 1.0.0 on
+the same pre-rendered streams served by a local HTTP server (10-byte deltas): a 100 KB text
+reply, and one tool call of 10 KB, 100 KB, 300 KB and 1 MB in OpenAI Chat Completions and in
+Anthropic Messages format. Also a 500-turn agent loop on the faux provider (oxpi and
+pi-agent-core 0.73.1) and oxpi's read tool on a 1 GB file. Prints one table with the ratios and
+the targets, and writes it to BENCHMARKS.md.
+
+pi-ai TS is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use.
+Without Node or npm its rows say so and oxpi's figures are printed alone. pi-ai TS is quadratic
+in the tool-call size: a row whose estimated time (from the previous size) exceeds the budget is
+skipped and the estimate shown.
+
+Options:
+  --quick            Smoke run for CI: 1 run, sizes up to 100 KB, a 64 MB file;
+                     writes target/oxpi-bench/BENCHMARKS-quick.md unless --out is given
+  --runs N           Runs per subject and workload (default 5, --quick 1; runs under 50 ms get
+                     three times as many)
+  --out PATH         Where to write the report (default BENCHMARKS.md at the workspace root)
+  --no-node          Do not measure pi-ai TS / pi-agent-core even if Node is present
+  --node-budget SECS Longest expected time for all runs of one pi-ai TS row; a row whose single
+                     run is expected to take longer is skipped (default 240, --quick 10)
+  --only TEXT        Only workloads whose label contains TEXT (for development)
+  -h, --help         Show this help";
+
+/// Options of `bench`.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Options {
+    help: bool,
+    quick: bool,
+    runs: Option<u64>,
+    out: Option<PathBuf>,
+    no_node: bool,
+    node_budget: Option<u64>,
+    only: Option<String>,
+}
+
+impl Options {
+    /// Parses the arguments after `bench`.
+    pub(crate) fn parse(argv: Vec<String>) -> Result<Self, String> {
+        let mut options = Self::default();
+        let mut rest = argv.into_iter();
+        while let Some(arg) = rest.next() {
+            let (flag, inline) = split_flag(&arg);
+            match flag {
+                "-h" | "--help" => options.help = true,
+                "--quick" => options.quick = true,
+                "--no-node" => options.no_node = true,
+                "--runs" => {
+                    let text = value(flag, inline, &mut rest)?;
+                    options.runs = Some(positive(flag, &text)?);
+                }
+                "--node-budget" => {
+                    let text = value(flag, inline, &mut rest)?;
+                    options.node_budget = Some(positive(flag, &text)?);
+                }
+                "--out" => options.out = Some(PathBuf::from(value(flag, inline, &mut rest)?)),
+                "--only" => options.only = Some(value(flag, inline, &mut rest)?),
+                other => return Err(format!("bench: unexpected argument `{other}`\n\n{USAGE}")),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// The version of pi-ai and pi-agent-core measured under Node.
+pub(crate) const PI_TS_VERSION: &str = "0.73.1";
+/// The crates.io Rust port measured (pinned in bench/Cargo.toml).
+pub(crate) const PI_RS_VERSION: &str = "1.0.0";
+
+const KIB: usize = 1024;
+
+/// What is measured.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Workload {
+    /// One streamed reply: `kind` as the bench server names it, `size` content bytes.
+    Stream { kind: &'static str, size: usize },
+    /// The agent loop on the faux provider.
+    AgentLoop { turns: usize },
+    /// The read tool on a file of `bytes`.
+    Read { bytes: u64 },
+}
+
+impl Workload {
+    /// The label in the table.
+    pub(crate) fn label(&self) -> String {
+        match self {
+            Workload::Stream { kind, size } => {
+                let what = match *kind {
+                    "openai-text" => "text",
+                    _ => "tool call",
+                };
+                let format = if kind.starts_with("anthropic") {
+                    "Anthropic"
+                } else {
+                    "OpenAI"
+                };
+                format!("{what} {} ({format})", report::size_text(*size as u64))
+            }
+            Workload::AgentLoop { turns } => format!("agent loop, {turns} turns"),
+            Workload::Read { bytes } => {
+                format!("read 2,000 lines of {}", report::size_text(*bytes))
+            }
+        }
+    }
+}
+
+/// Who is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Subject {
+    /// oxpi, consuming every event.
+    Oxpi,
+    /// oxpi, every event plus a `partial_arguments` snapshot every 4 KB of arguments.
+    OxpiPartial,
+    /// oxpi on a current-thread Tokio runtime (one thread, as Node has).
+    OxpiCurrentThread,
+    /// The crates.io Rust port.
+    PiAiRs,
+    /// pi-ai (TypeScript) under Node.
+    PiAiTs,
+    /// pi-agent-core (TypeScript) under Node.
+    PiAgentCoreTs,
+}
+
+/// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
+pub(crate) const SNAPSHOT_EVERY: usize = 4 * KIB;
+
+impl Subject {
+    /// The name in the table.
+    pub(crate) fn name(self) -> String {
+        match self {
+            Subject::Oxpi => "oxpi".into(),
+            Subject::OxpiPartial => "oxpi + partial args".into(),
+            Subject::OxpiCurrentThread => "oxpi, current-thread runtime".into(),
+            Subject::PiAiRs => format!("pi-ai Rust port {PI_RS_VERSION}"),
+            Subject::PiAiTs => format!("pi-ai TS {PI_TS_VERSION}"),
+            Subject::PiAgentCoreTs => format!("pi-agent-core TS {PI_TS_VERSION}"),
+        }
+    }
+
+    pub(crate) fn is_node(self) -> bool {
+        matches!(self, Subject::PiAiTs | Subject::PiAgentCoreTs)
+    }
+}
+
+/// The workloads and subjects of one run.
+#[derive(Debug)]
+struct Plan {
+    runs: usize,
+    workloads: Vec<Workload>,
+    node_budget_s: f64,
+    out: PathBuf,
+}
+
+impl Plan {
+    fn new(root: &Path, target: &Path, options: &Options) -> Self {
+        let (sizes, runs, file, budget): (&[usize], u64, u64, u64) = if options.quick {
+            (&[10 * KIB, 100 * KIB], 1, 64 << 20, 10)
+        } else {
+            (
+                &[10 * KIB, 100 * KIB, 300 * KIB, 1024 * KIB],
+                5,
+                1 << 30,
+                240,
+            )
+        };
+        let mut workloads = vec![Workload::Stream {
+            kind: "openai-text",
+            size: 100 * KIB,
+        }];
+        for kind in ["openai-tool", "anthropic-tool"] {
+            for &size in sizes {
+                workloads.push(Workload::Stream { kind, size });
+            }
+        }
+        workloads.push(Workload::AgentLoop { turns: 500 });
+        workloads.push(Workload::Read { bytes: file });
+        if let Some(only) = &options.only {
+            workloads.retain(|w| w.label().contains(only.as_str()));
+        }
+        let out = options.out.clone().unwrap_or_else(|| {
+            if options.quick {
+                target.join("oxpi-bench").join("BENCHMARKS-quick.md")
+            } else {
+                root.join("BENCHMARKS.md")
+            }
+        });
+        Self {
+            runs: options.runs.unwrap_or(runs) as usize,
+            workloads,
+            node_budget_s: options.node_budget.unwrap_or(budget) as f64,
+            out,
+        }
+    }
+}
+
+/// The results of one subject on one workload.
+#[derive(Debug, Clone)]
+pub(crate) struct Cell {
+    pub(crate) workload: Workload,
+    pub(crate) subject: Subject,
+    /// The JSON reports of the successful runs.
+    pub(crate) samples: Vec<Value>,
+    /// Why it was not measured (the subject cannot do it, Node missing, over budget).
+    pub(crate) skipped: Option<String>,
+    /// Why a run failed.
+    pub(crate) failed: Option<String>,
+    /// Runs planned (fewer than the plan's when the Node budget allows fewer).
+    pub(crate) runs: usize,
+}
+
+/// Where the programs are and what they are run against.
+struct Env {
+    bench_bin: PathBuf,
+    piai_rs_bin: PathBuf,
+    driver: PathBuf,
+    node: Option<env::Node>,
+    /// Why Node subjects are skipped, when `node` is `None`.
+    no_node: String,
+    origin: String,
+    read_file: Option<PathBuf>,
+}
+
+/// Runs `bench`; `Ok(true)` when every oxpi measurement succeeded (missed targets are
+/// reported, not failures: the targets are checked by reading the ratios).
+pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
+    if options.help {
+        println!("{USAGE}");
+        return Ok(true);
+    }
+    let started = Instant::now();
+    let target = env::target_dir(root);
+    let plan = Plan::new(root, &target, &options);
+    let machine = env::Machine::read();
+    println!("==> {}", machine.summary());
+
+    println!("==> cargo build --release -p oxpi-bench");
+    env::cargo(root, &["build", "--release", "-p", "oxpi-bench"])?;
+    let bin = target.join("release");
+
+    let mut notes = Vec::new();
+    let mut no_node = String::new();
+    let node = if options.no_node {
+        no_node = "not measured (--no-node)".into();
+        notes.push("Node measurements skipped (--no-node).".to_string());
+        None
+    } else {
+        match env::Node::prepare() {
+            Ok(node) => Some(node),
+            Err(why) => {
+                println!("note: {why}");
+                no_node = why.clone();
+                notes.push(why);
+                None
+            }
+        }
+    };
+
+    let read_file = match plan.workloads.iter().find_map(|w| match w {
+        Workload::Read { bytes } => Some(*bytes),
+        _ => None,
+    }) {
+        Some(bytes) => Some(env::big_file(&target.join("oxpi-bench"), bytes)?),
+        None => None,
+    };
+
+    let prerender: Vec<String> = plan
+        .workloads
+        .iter()
+        .filter_map(|w| match w {
+            Workload::Stream { kind, size } => Some(format!("{kind}:{size}")),
+            _ => None,
+        })
+        .collect();
+    let mut server = Server::start(&bin.join("oxpi-bench"), &prerender.join(","))?;
+    println!("==> stream server at {}", server.origin);
+
+    let env = Env {
+        bench_bin: bin.join("oxpi-bench"),
+        piai_rs_bin: bin.join("piai-rs-bench"),
+        driver: root.join("bench").join("node").join("driver.mjs"),
+        node,
+        no_node,
+        origin: server.origin.clone(),
+        read_file,
+    };
+    let cells = measure(&plan, &env);
+    server.stop();
+
+    let versions = env::Versions::read(root, env.node.as_ref());
+    let elapsed = started.elapsed().as_secs_f64();
+    let command = if options.quick {
+        "cargo xtask bench --quick".to_string()
+    } else {
+        std::iter::once("cargo xtask bench".to_string())
+            .chain(std::env::args().skip(2))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let text = report::render(&report::Context {
+        cells: &cells,
+        machine: &machine,
+        versions: &versions,
+        command: &command,
+        runs: plan.runs,
+        node_budget_s: plan.node_budget_s,
+        quick: options.quick,
+        notes: &notes,
+        elapsed_s: elapsed,
+    });
+    println!("\n{text}");
+    if let Some(parent) = plan.out.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("could not create {}: {e}", parent.display()))?;
+    }
+    std::fs::write(&plan.out, &text)
+        .map_err(|e| format!("could not write {}: {e}", plan.out.display()))?;
+    println!("==> wrote {} ({elapsed:.0} s in all)", plan.out.display());
+
+    let broken: Vec<String> = cells
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.subject,
+                Subject::Oxpi | Subject::OxpiPartial | Subject::OxpiCurrentThread
+            )
+        })
+        .filter_map(|c| {
+            c.failed
+                .as_ref()
+                .map(|why| format!("{} / {}: {why}", c.workload.label(), c.subject.name()))
+        })
+        .collect();
+    for line in &broken {
+        eprintln!("error: oxpi failed: {line}");
+    }
+    Ok(broken.is_empty())
+}
+
+fn subjects(workload: &Workload) -> Vec<Subject> {
+    match workload {
+        Workload::Stream { kind, .. } if *kind == "openai-text" => {
+            vec![Subject::Oxpi, Subject::PiAiRs, Subject::PiAiTs]
+        }
+        Workload::Stream { .. } => vec![
+            Subject::Oxpi,
+            Subject::OxpiPartial,
+            Subject::PiAiRs,
+            Subject::PiAiTs,
+        ],
+        Workload::AgentLoop { .. } => vec![
+            Subject::Oxpi,
+            Subject::OxpiCurrentThread,
+            Subject::PiAgentCoreTs,
+        ],
+        Workload::Read { .. } => vec![Subject::Oxpi],
+    }
+}
+
+/// Runs faster than this are repeated [`SHORT_RUN_FACTOR`] times as often: on a busy machine a
+/// run of a few milliseconds is mostly scheduling noise, and more runs steady its median.
+const SHORT_RUN_MS: f64 = 50.0;
+/// See [`SHORT_RUN_MS`].
+const SHORT_RUN_FACTOR: usize = 3;
+
+/// Runs every cell round by round: each round runs every cell that still needs runs, in plan
+/// order, so load that comes and goes on the machine falls on every workload and subject alike
+/// (the linearity ratios compare different workloads).
+fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = plan
+        .workloads
+        .iter()
+        .flat_map(|workload| {
+            subjects(workload).into_iter().map(|subject| Cell {
+                workload: workload.clone(),
+                subject,
+                samples: Vec::new(),
+                skipped: None,
+                failed: None,
+                runs: plan.runs,
+            })
+        })
+        .collect();
+    if env.node.is_none() {
+        for cell in cells.iter_mut().filter(|c| c.subject.is_node()) {
+            cell.skipped = Some(env.no_node.clone());
+        }
+    }
+    let mut round = 0;
+    loop {
+        let started = Instant::now();
+        let mut ran = 0;
+        for i in 0..cells.len() {
+            if round == 0 && cells[i].subject.is_node() && cells[i].skipped.is_none() {
+                if let Some((runs, why)) = node_budget(&cells[..i], &cells[i].workload, plan) {
+                    cells[i].runs = runs;
+                    cells[i].skipped = why;
+                }
+            }
+            let cell = &mut cells[i];
+            if cell.skipped.is_some() || cell.failed.is_some() || round >= cell.runs {
+                continue;
+            }
+            ran += 1;
+            match execute(env, &cell.workload, cell.subject) {
+                Outcome::Ok(sample) => {
+                    let fast = sample["wall_ms"]
+                        .as_f64()
+                        .is_some_and(|ms| ms < SHORT_RUN_MS);
+                    if round == 0 && fast && !cell.subject.is_node() {
+                        cell.runs = plan.runs * SHORT_RUN_FACTOR;
+                    }
+                    cell.samples.push(sample);
+                }
+                Outcome::Skipped(why) => cell.skipped = Some(why),
+                Outcome::Failed(why) => cell.failed = Some(why),
+            }
+        }
+        if ran == 0 {
+            break;
+        }
+        round += 1;
+        println!(
+            "--> round {round}: {ran} runs ({:.0} s)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    for workload in &plan.workloads {
+        print!("--> {}:", workload.label());
+        for cell in cells.iter().filter(|c| &c.workload == workload) {
+            match (&cell.skipped, &cell.failed) {
+                (Some(_), _) => print!("  {} skipped;", cell.subject.name()),
+                (_, Some(why)) => print!("  {} FAILED ({why});", cell.subject.name()),
+                _ => print!(
+                    "  {} {:.1} ms;",
+                    cell.subject.name(),
+                    report::median(&report::walls(cell))
+                ),
+            }
+        }
+        println!();
+    }
+    cells
+}
+
+/// For a pi-ai TS stream row: how many runs fit the budget, or why the row is skipped. pi-ai
+/// TS re-parses the whole argument text on every delta, so its time grows with the square of
+/// the size; the estimate scales the previous size's median by that square.
+fn node_budget(done: &[Cell], workload: &Workload, plan: &Plan) -> Option<(usize, Option<String>)> {
+    let Workload::Stream { kind, size } = workload else {
+        return None;
+    };
+    let previous = done.iter().rev().find_map(|c| match &c.workload {
+        Workload::Stream { kind: k, size: s }
+            if k == kind && *s < *size && c.subject == Subject::PiAiTs =>
+        {
+            Some((*s, c))
+        }
+        _ => None,
+    })?;
+    let (previous_size, cell) = previous;
+    if let Some(why) = &cell.skipped {
+        if why.starts_with("skipped (quadratic") || why.starts_with("over budget") {
+            return Some((
+                0,
+                Some(format!(
+                    "over budget, as the {} run was",
+                    report::size_text(previous_size as u64)
+                )),
+            ));
+        }
+        return None;
+    }
+    let walls = report::walls(cell);
+    if walls.is_empty() {
+        return None;
+    }
+    let scale = *size as f64 / previous_size as f64;
+    let estimate_s = report::median(&walls) / 1000.0 * scale * scale;
+    if estimate_s > plan.node_budget_s {
+        return Some((
+            0,
+            Some(format!(
+                "skipped (quadratic: est. {estimate_s:.0} s per run, budget {:.0} s)",
+                plan.node_budget_s
+            )),
+        ));
+    }
+    let runs = ((plan.node_budget_s / estimate_s) as usize).clamp(1, plan.runs);
+    Some((runs, None))
+}
+
+enum Outcome {
+    Ok(Value),
+    Skipped(String),
+    Failed(String),
+}
+
+fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
+    let mut command = match (workload, subject) {
+        (Workload::Stream { kind, size }, Subject::Oxpi | Subject::OxpiPartial) => {
+            let mut c = Command::new(&env.bench_bin);
+            c.args(["stream", "--url", &env.origin, "--kind", kind])
+                .args(["--size", &size.to_string()]);
+            if subject == Subject::OxpiPartial {
+                c.args(["--partial-every", &SNAPSHOT_EVERY.to_string()]);
+            }
+            c
+        }
+        (Workload::Stream { kind, size }, Subject::PiAiRs) => {
+            let mut c = Command::new(&env.piai_rs_bin);
+            c.args(["stream", "--url", &env.origin, "--kind", kind])
+                .args(["--size", &size.to_string()]);
+            c
+        }
+        (Workload::Stream { kind, size }, Subject::PiAiTs) => {
+            let Some(node) = &env.node else {
+                return Outcome::Skipped("Node.js not available".into());
+            };
+            let mut c = Command::new(&node.node);
+            c.arg(&env.driver).arg(&node.install_dir).args([
+                "stream",
+                &env.origin,
+                kind,
+                &size.to_string(),
+            ]);
+            c
+        }
+        (Workload::AgentLoop { turns }, Subject::Oxpi | Subject::OxpiCurrentThread) => {
+            let mut c = Command::new(&env.bench_bin);
+            c.args(["agent-loop", "--turns", &turns.to_string()]);
+            if subject == Subject::OxpiCurrentThread {
+                c.args(["--runtime", "current"]);
+            }
+            c
+        }
+        (Workload::AgentLoop { turns }, Subject::PiAgentCoreTs) => {
+            let Some(node) = &env.node else {
+                return Outcome::Skipped("Node.js not available".into());
+            };
+            let mut c = Command::new(&node.node);
+            c.arg(&env.driver)
+                .arg(&node.install_dir)
+                .args(["agent-loop", &turns.to_string()]);
+            c
+        }
+        (Workload::Read { .. }, Subject::Oxpi) => {
+            let Some(file) = &env.read_file else {
+                return Outcome::Failed("no file to read".into());
+            };
+            let mut c = Command::new(&env.bench_bin);
+            c.arg("read").arg("--file").arg(file);
+            c
+        }
+        _ => return Outcome::Skipped("not applicable".into()),
+    };
+    let output = match command.stdin(Stdio::null()).output() {
+        Ok(output) => output,
+        Err(e) => return Outcome::Failed(format!("could not start: {e}")),
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'));
+    let Some(report) = line.and_then(|l| serde_json::from_str::<Value>(l).ok()) else {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
+        return Outcome::Failed(format!("no report ({}): {tail}", output.status));
+    };
+    let note = report["note"].as_str().unwrap_or_default().to_string();
+    match report["status"].as_str() {
+        Some("ok") => Outcome::Ok(report),
+        Some("skipped") => Outcome::Skipped(note),
+        _ => Outcome::Failed(note),
+    }
+}
+
+/// The stream server child process; it exits when its stdin closes.
+struct Server {
+    child: Child,
+    origin: String,
+}
+
+impl Server {
+    fn start(bin: &Path, prerender: &str) -> Result<Self, String> {
+        let mut child = Command::new(bin)
+            .args(["serve", "--prerender", prerender])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("could not start the stream server: {e}"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or("the stream server has no stdout")?;
+        let mut origin = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut origin)
+            .map_err(|e| format!("the stream server did not start: {e}"))?;
+        let origin = origin.trim().to_string();
+        if !origin.starts_with("http://") {
+            let _ = child.kill();
+            return Err(format!("the stream server printed {origin:?}"));
+        }
+        Ok(Self { child, origin })
+    }
+
+    fn stop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(text: &str) -> Vec<String> {
+        text.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let o = Options::parse(argv("--quick --runs 3 --no-node --only=tool")).unwrap();
+        assert!(o.quick && o.no_node);
+        assert_eq!(o.runs, Some(3));
+        assert_eq!(o.only.as_deref(), Some("tool"));
+        assert!(Options::parse(argv("--runs 0")).is_err());
+        assert!(Options::parse(argv("--frob")).is_err());
+    }
+
+    #[test]
+    fn plans_the_issue_workloads() {
+        let root = Path::new("/r");
+        let full = Plan::new(root, Path::new("/t"), &Options::default());
+        let labels: Vec<String> = full.workloads.iter().map(Workload::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "text 100 KB (OpenAI)",
+                "tool call 10 KB (OpenAI)",
+                "tool call 100 KB (OpenAI)",
+                "tool call 300 KB (OpenAI)",
+                "tool call 1 MB (OpenAI)",
+                "tool call 10 KB (Anthropic)",
+                "tool call 100 KB (Anthropic)",
+                "tool call 300 KB (Anthropic)",
+                "tool call 1 MB (Anthropic)",
+                "agent loop, 500 turns",
+                "read 2,000 lines of 1 GB",
+            ]
+        );
+        assert_eq!(full.runs, 5);
+        assert_eq!(full.out, Path::new("/r/BENCHMARKS.md"));
+        let quick = Plan::new(
+            root,
+            Path::new("/t"),
+            &Options {
+                quick: true,
+                ..Options::default()
+            },
+        );
+        assert_eq!(quick.runs, 1);
+        assert_eq!(quick.workloads.len(), 7);
+        assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
+    }
+
+    #[test]
+    fn node_rows_over_budget_are_skipped_with_an_estimate() {
+        let plan = Plan {
+            runs: 5,
+            workloads: Vec::new(),
+            node_budget_s: 150.0,
+            out: PathBuf::new(),
+        };
+        let small = Workload::Stream {
+            kind: "openai-tool",
+            size: 100 * KIB,
+        };
+        let done = vec![Cell {
+            workload: small,
+            subject: Subject::PiAiTs,
+            samples: vec![serde_json::json!({"wall_ms": 9000.0})],
+            skipped: None,
+            failed: None,
+            runs: 5,
+        }];
+        let bigger = |size| Workload::Stream {
+            kind: "openai-tool",
+            size,
+        };
+        // 300 KB: 9 s × 9 = 81 s: one run fits.
+        assert_eq!(
+            node_budget(&done, &bigger(300 * KIB), &plan),
+            Some((1, None))
+        );
+        // 1 MB: 9 s × 105 = 944 s: skipped.
+        let (runs, why) = node_budget(&done, &bigger(1024 * KIB), &plan).unwrap();
+        assert_eq!(runs, 0);
+        assert!(why.unwrap().contains("quadratic: est. 944 s"));
+        // The first size has nothing to go by.
+        assert_eq!(node_budget(&done, &bigger(10 * KIB), &plan), None);
+    }
+}

@@ -1,0 +1,541 @@
+//! The table, the targets, and BENCHMARKS.md.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::env::{Machine, Versions};
+use super::{Cell, Subject, Workload, PI_RS_VERSION, PI_TS_VERSION, SNAPSHOT_EVERY};
+
+/// Peak RSS growth allowed per byte of content beyond the 10 KB row (the "small multiple").
+pub(crate) const RSS_MULTIPLE: f64 = 8.0;
+
+/// `10 KB`, `1 MB`, `1 GB` (1 KB = 1024 bytes).
+pub(crate) fn size_text(bytes: u64) -> String {
+    const K: u64 = 1024;
+    if bytes >= K * K * K && bytes % (K * K * K) == 0 {
+        format!("{} GB", bytes / (K * K * K))
+    } else if bytes >= K * K && bytes % (K * K) == 0 {
+        format!("{} MB", bytes / (K * K))
+    } else if bytes >= K && bytes % K == 0 {
+        format!("{} KB", bytes / K)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// The median (0 for none).
+pub(crate) fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn field(cell: &Cell, pick: impl Fn(&Value) -> Option<f64>) -> Vec<f64> {
+    cell.samples.iter().filter_map(pick).collect()
+}
+
+/// Wall times (ms) of a cell's runs.
+pub(crate) fn walls(cell: &Cell) -> Vec<f64> {
+    field(cell, |s| s["wall_ms"].as_f64())
+}
+
+fn cpus(cell: &Cell) -> Vec<f64> {
+    field(cell, |s| s["cpu_ms"].as_f64())
+}
+
+fn extra(cell: &Cell, key: &str) -> Vec<f64> {
+    field(cell, |s| s["extra"][key].as_f64())
+}
+
+/// Median peak RSS and median RSS before the measured span, KiB.
+fn rss(cell: &Cell) -> (f64, f64) {
+    (
+        median(&field(cell, |s| s["peak_rss_kib"].as_f64())),
+        median(&field(cell, |s| s["rss_before_kib"].as_f64())),
+    )
+}
+
+fn measured(cell: &Cell) -> bool {
+    cell.skipped.is_none() && cell.failed.is_none() && !cell.samples.is_empty()
+}
+
+/// Everything the report is made from.
+pub(crate) struct Context<'a> {
+    pub(crate) cells: &'a [Cell],
+    pub(crate) machine: &'a Machine,
+    pub(crate) versions: &'a Versions,
+    pub(crate) command: &'a str,
+    pub(crate) runs: usize,
+    pub(crate) node_budget_s: f64,
+    pub(crate) quick: bool,
+    pub(crate) notes: &'a [String],
+    pub(crate) elapsed_s: f64,
+}
+
+fn find<'a>(cells: &'a [Cell], workload: &Workload, subject: Subject) -> Option<&'a Cell> {
+    cells
+        .iter()
+        .find(|c| &c.workload == workload && c.subject == subject)
+        .filter(|c| measured(c))
+}
+
+fn wall(cells: &[Cell], workload: &Workload, subject: Subject) -> Option<f64> {
+    find(cells, workload, subject).map(|c| median(&walls(c)))
+}
+
+fn ms(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+fn ratio(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}×")
+    } else if value >= 10.0 {
+        format!("{value:.1}×")
+    } else {
+        format!("{value:.2}×")
+    }
+}
+
+/// The results table (markdown).
+fn table(cells: &[Cell], runs: usize) -> String {
+    let mut out = String::new();
+    out.push_str("| workload | subject | wall ms, median | wall min–max | CPU ms, median | peak RSS MiB | wall vs oxpi | notes |\n");
+    out.push_str("|---|---|--:|--:|--:|--:|--:|---|\n");
+    for cell in cells {
+        let label = cell.workload.label();
+        let name = cell.subject.name();
+        if let Some(why) = cell.skipped.as_ref().or(cell.failed.as_ref()) {
+            let state = if cell.failed.is_some() {
+                "FAILED: "
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "| {label} | {name} | — | — | — | — | — | {state}{} |",
+                why.replace('|', "/")
+            );
+            continue;
+        }
+        let w = walls(cell);
+        if w.is_empty() {
+            continue;
+        }
+        let (lo, hi) = w
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        let (peak, before) = rss(cell);
+        let versus = match wall(cells, &cell.workload, Subject::Oxpi) {
+            Some(base) if base > 0.0 => ratio(median(&w) / base),
+            _ => "—".into(),
+        };
+        let mut notes = Vec::new();
+        if cell.samples.len() != runs {
+            let why = if cell.subject.is_node() {
+                " (Node time budget)"
+            } else if cell.samples.len() > runs {
+                " (short runs are repeated more)"
+            } else {
+                ""
+            };
+            let n = cell.samples.len();
+            notes.push(format!("{n} run{}{why}", if n == 1 { "" } else { "s" }));
+        }
+        match &cell.workload {
+            Workload::Stream { size, .. } => {
+                let growth = (peak - before).max(0.0) * 1024.0;
+                notes.push(format!(
+                    "RSS +{:.1} MiB over idle ({:.1}× content)",
+                    growth / 1048576.0,
+                    growth / *size as f64
+                ));
+                if cell.subject == Subject::OxpiPartial {
+                    let snaps = median(&extra(cell, "snapshots"));
+                    notes.push(format!("{snaps:.0} snapshots"));
+                }
+            }
+            Workload::AgentLoop { .. } => {
+                let early = median(&extra(cell, "turn10_us"));
+                let late = median(&extra(cell, "turn_last_us"));
+                notes.push(format!(
+                    "per turn: {early:.0} µs at turn 10, {late:.0} µs at turn 500 ({})",
+                    ratio(if early > 0.0 { late / early } else { 0.0 })
+                ));
+            }
+            Workload::Read { bytes } => {
+                let read = median(&extra(cell, "bytes_read"));
+                notes.push(format!(
+                    "{:.0} KiB read of {} ({:.4}% of the file)",
+                    read / 1024.0,
+                    size_text(*bytes),
+                    read / *bytes as f64 * 100.0
+                ));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "| {label} | {name} | {} | {}–{} | {} | {:.1} | {versus} | {} |",
+            ms(median(&w)),
+            ms(lo),
+            ms(hi),
+            ms(median(&cpus(cell))),
+            peak / 1024.0,
+            notes.join("; ")
+        );
+    }
+    out
+}
+
+/// One target line: what, measured, result.
+struct Check {
+    target: String,
+    measured: String,
+    pass: Option<bool>,
+}
+
+fn checks(cells: &[Cell]) -> Vec<Check> {
+    let mut out = Vec::new();
+    let streams: Vec<Workload> = {
+        let mut seen = Vec::new();
+        for c in cells {
+            if matches!(c.workload, Workload::Stream { .. }) && !seen.contains(&c.workload) {
+                seen.push(c.workload.clone());
+            }
+        }
+        seen
+    };
+    // 1. At least 2× faster than the Rust port on every row, both oxpi consumers.
+    for w in &streams {
+        let Some(port) = wall(cells, w, Subject::PiAiRs) else {
+            continue;
+        };
+        let mut parts = Vec::new();
+        let mut pass = None;
+        for subject in [Subject::Oxpi, Subject::OxpiPartial] {
+            if let Some(ours) = wall(cells, w, subject) {
+                let r = port / ours;
+                parts.push(format!("{} {}", subject.name(), ratio(r)));
+                pass = Some(pass.unwrap_or(true) && r >= 2.0);
+            }
+        }
+        if parts.is_empty() {
+            let why = cells
+                .iter()
+                .find(|c| &c.workload == w && c.subject == Subject::Oxpi)
+                .and_then(|c| c.skipped.clone().or(c.failed.clone()))
+                .unwrap_or_else(|| "oxpi not measured".into());
+            parts.push(why);
+        }
+        out.push(Check {
+            target: format!(
+                "≥ 2× faster than pi-ai Rust port {PI_RS_VERSION}: {}",
+                w.label()
+            ),
+            measured: parts.join(", "),
+            pass,
+        });
+    }
+    // 2. At least 100× faster than pi-ai TS on the 100 KB tool call.
+    for w in &streams {
+        let Workload::Stream { kind, size } = w else {
+            continue;
+        };
+        if *kind == "openai-text" || *size != 100 * 1024 {
+            continue;
+        }
+        let ts = wall(cells, w, Subject::PiAiTs);
+        let mut parts = Vec::new();
+        let mut pass = None;
+        if let Some(ts) = ts {
+            for subject in [Subject::Oxpi, Subject::OxpiPartial] {
+                if let Some(ours) = wall(cells, w, subject) {
+                    let r = ts / ours;
+                    parts.push(format!("{} {}", subject.name(), ratio(r)));
+                    pass = Some(pass.unwrap_or(true) && r >= 100.0);
+                }
+            }
+        }
+        if parts.is_empty() {
+            parts.push("not measured (see the table)".into());
+        }
+        out.push(Check {
+            target: format!("≥ 100× faster than pi-ai TS {PI_TS_VERSION}: {}", w.label()),
+            measured: parts.join(", "),
+            pass,
+        });
+    }
+    // 3. Linear: 300 KB ≤ 3.5× 100 KB, 1 MB ≤ 12× 100 KB.
+    for kind in ["openai-tool", "anthropic-tool"] {
+        let at = |size: usize, subject| wall(cells, &Workload::Stream { kind, size }, subject);
+        let format = if kind == "openai-tool" {
+            "OpenAI"
+        } else {
+            "Anthropic"
+        };
+        for (size, limit) in [(300 * 1024, 3.5), (1024 * 1024, 12.0)] {
+            let mut parts = Vec::new();
+            let mut pass = None;
+            for subject in [Subject::Oxpi, Subject::OxpiPartial] {
+                if let (Some(base), Some(big)) = (at(100 * 1024, subject), at(size, subject)) {
+                    let r = big / base;
+                    parts.push(format!("{} {}", subject.name(), ratio(r)));
+                    pass = Some(pass.unwrap_or(true) && r <= limit);
+                }
+            }
+            if parts.is_empty() {
+                parts.push("not measured".into());
+            }
+            out.push(Check {
+                target: format!(
+                    "linear ({format}): {} costs ≤ {limit}× 100 KB",
+                    size_text(size as u64)
+                ),
+                measured: parts.join(", "),
+                pass,
+            });
+        }
+    }
+    // 4. Agent loop: per-turn overhead at turn 500 ≤ 1.5× turn 10 (pi-agent-core for reference).
+    if let Some(cell) = cells
+        .iter()
+        .find(|c| matches!(c.workload, Workload::AgentLoop { .. }) && c.subject == Subject::Oxpi)
+    {
+        let growth = |subject| {
+            find(cells, &cell.workload, subject).and_then(|c| {
+                let early = median(&extra(c, "turn10_us"));
+                let late = median(&extra(c, "turn_last_us"));
+                (early > 0.0).then_some((late / early, early, late))
+            })
+        };
+        let reference = growth(Subject::PiAgentCoreTs).map_or(String::new(), |(r, e, l)| {
+            format!(
+                "; {}: {} ({e:.0} → {l:.0} µs)",
+                Subject::PiAgentCoreTs.name(),
+                ratio(r)
+            )
+        });
+        for subject in [Subject::Oxpi, Subject::OxpiCurrentThread] {
+            let Some((r, early, late)) = growth(subject) else {
+                continue;
+            };
+            out.push(Check {
+                target: format!(
+                    "agent loop: per-turn overhead at turn 500 ≤ 1.5× turn 10 ({})",
+                    subject.name()
+                ),
+                measured: format!("{} ({early:.0} → {late:.0} µs){reference}", ratio(r)),
+                pass: Some(r <= 1.5),
+            });
+        }
+    }
+    // 5. Peak RSS within a small multiple of the payload: what each extra content byte costs in
+    // peak RSS growth (over the idle process), from the 10 KB row to the largest row (300 KB or
+    // more: below that, buffers that grow with the body up to a fixed size, such as HTTP read
+    // buffers, dominate). The fixed part (runtime threads, buffers) is what the 10 KB row shows.
+    for kind in ["openai-tool", "anthropic-tool"] {
+        for subject in [Subject::Oxpi, Subject::OxpiPartial] {
+            let growth = |size: usize| {
+                find(cells, &Workload::Stream { kind, size }, subject).map(|c| {
+                    let (peak, before) = rss(c);
+                    (peak - before).max(0.0) * 1024.0
+                })
+            };
+            let largest = cells
+                .iter()
+                .filter(|c| measured(c) && c.subject == subject)
+                .filter_map(|c| match c.workload {
+                    Workload::Stream { kind: k, size } if k == kind && size >= 300 * 1024 => {
+                        Some(size)
+                    }
+                    _ => None,
+                })
+                .max();
+            let (Some(large), Some(small)) = (largest, growth(10 * 1024)) else {
+                continue;
+            };
+            let Some(big) = growth(large) else {
+                continue;
+            };
+            let slope = (big - small) / (large - 10 * 1024) as f64;
+            out.push(Check {
+                target: format!(
+                    "peak RSS per content byte ≤ {RSS_MULTIPLE} ({} / {})",
+                    Workload::Stream { kind, size: large }.label(),
+                    subject.name()
+                ),
+                measured: format!(
+                    "{slope:.1} bytes/byte (+{:.1} MiB at 10 KB, +{:.1} MiB at {})",
+                    small / 1048576.0,
+                    big / 1048576.0,
+                    size_text(large as u64)
+                ),
+                pass: Some(slope <= RSS_MULTIPLE),
+            });
+        }
+    }
+    out
+}
+
+fn targets(cells: &[Cell]) -> String {
+    let mut out = String::new();
+    out.push_str("| target | measured (wall-time medians) | result |\n|---|---|---|\n");
+    for check in checks(cells) {
+        let result = match check.pass {
+            Some(true) => "met",
+            Some(false) => "**MISSED**",
+            None => "n/a",
+        };
+        let _ = writeln!(out, "| {} | {} | {result} |", check.target, check.measured);
+    }
+    out
+}
+
+fn date() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "date unknown".into())
+}
+
+/// The whole report (markdown): what was run where, the table, the targets, the notes.
+pub(crate) fn render(cx: &Context<'_>) -> String {
+    let mut out = String::new();
+    let m = cx.machine;
+    let v = cx.versions;
+    out.push_str("# Benchmarks\n\n");
+    if cx.quick {
+        out.push_str(
+            "**Smoke run (`--quick`): one run, small sizes. Not the reference figures.**\n\n",
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Command: `{}` ({}; {:.0} s in all; {} run(s) per subject and workload, three times as many for runs under 50 ms, all interleaved round by round).\n",
+        cx.command,
+        date(),
+        cx.elapsed_s,
+        cx.runs
+    );
+    let _ = writeln!(
+        out,
+        "Machine: {} cores ({}), {:.1} GiB memory (MemTotal {} kB), {}; load average {} when the run started.\n",
+        m.cores,
+        if m.cpu.is_empty() { "CPU unknown" } else { &m.cpu },
+        m.memory_kib as f64 / 1048576.0,
+        m.memory_kib,
+        m.os,
+        m.load
+    );
+    let _ = writeln!(
+        out,
+        "Versions: oxpi {}; {}; Node {}; pi-ai and pi-agent-core {PI_TS_VERSION} (npm, pinned); pi-ai {PI_RS_VERSION} (crates.io, pinned, a dependency of `bench/` only).\n",
+        v.oxpi_commit,
+        v.rustc,
+        v.node.as_deref().unwrap_or("not available"),
+    );
+    let _ = writeln!(out, "## What is measured\n");
+    let _ = writeln!(out, "- **Streams.** A local HTTP server (`oxpi-bench serve`, Rust) serves pre-rendered event streams with `Content-Length`, written in one go: a text reply of 100 KB, and one `write` tool call whose JSON arguments are 10 KB, 100 KB, 300 KB and 1 MB (1 KB = 1024 bytes; a `content` string with `\\n` and `\\\"` escapes), in 10-byte deltas, as OpenAI Chat Completions chunks and as Anthropic Messages events. Each run is its own process; the clock starts at the call that starts the request (`oxpi_ai::stream`, `pi_ai::stream_simple`, pi-ai's `stream`) and stops after the last event, so it covers connecting, the request, reading and parsing every event, and building the final message; process start-up and module loading are outside it. The final message is checked against what was sent (text, or the parsed arguments), so a fast wrong answer counts as a failure.");
+    let _ = writeln!(out, "- **oxpi** iterates every event (`AssistantMessageEventStream`, consumed in the `#[tokio::main]` task, as the README's example does). **oxpi + partial args** also calls `partial_arguments` (the incremental parser's snapshot of the arguments so far) every {} KB of argument text, as a UI showing progress would; pi-ai TS re-parses the whole argument text on every delta, and the Rust port never parses until the end (malformed arguments become `{{}}` silently).", SNAPSHOT_EVERY / 1024);
+    let _ = writeln!(out, "- **pi-ai TS** runs `bench/node/driver.mjs` under Node on the same server and model settings; **pi-ai Rust port** runs the same loop as oxpi's over its own event stream. pi-ai TS rows whose estimated time (previous size × the square of the size ratio) exceeds {:.0} s for one run are skipped and the estimate shown; rows that fit fewer runs than planned get fewer.", cx.node_budget_s);
+    let _ = writeln!(out, "- **Agent loop.** 500 turns on each library's faux provider (16-character deltas), each turn one call to a no-op tool, then a final text reply. Per-turn overhead is the time from one `turn_start` event to the next, median of turns 6–15 (\"turn 10\") and of turns 491–500 (\"turn 500\"); wall is the whole `prompt`. oxpi runs twice: on the default multi-thread runtime and on a current-thread runtime (one thread, like Node's event loop).");
+    let _ = writeln!(out, "- **Read tool.** oxpi's `read` on a file of 20-byte lines with default limits (first 2,000 lines, 50 KB), through `AgentTool::execute`; bytes read come from the result's details.");
+    let _ = writeln!(out, "- **Columns.** Wall and CPU (user + system, all threads: `getrusage`, `process.cpuUsage`) cover the measured span; peak RSS is the process's (`ru_maxrss`, `resourceUsage().maxRSS`); \"wall vs oxpi\" is the subject's median wall time over oxpi's on the same workload; \"RSS over idle\" is peak RSS minus RSS just before the span, against the content size.\n");
+    let _ = writeln!(out, "## Results\n");
+    out.push_str(&table(cx.cells, cx.runs));
+    let _ = writeln!(out, "\n## Targets\n");
+    out.push_str(&targets(cx.cells));
+    let mut notes: Vec<String> = cx.notes.to_vec();
+    for c in cx.cells {
+        if let Some(why) = &c.failed {
+            notes.push(format!(
+                "{} / {} failed: {why}",
+                c.workload.label(),
+                c.subject.name()
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(out, "\n## Notes\n");
+        for note in notes {
+            let _ = writeln!(out, "- {note}");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_medians() {
+        assert_eq!(size_text(10 * 1024), "10 KB");
+        assert_eq!(size_text(1 << 20), "1 MB");
+        assert_eq!(size_text(1 << 30), "1 GB");
+        assert_eq!(size_text(64 << 20), "64 MB");
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    fn cell(workload: Workload, subject: Subject, wall_ms: f64) -> Cell {
+        Cell {
+            workload,
+            subject,
+            samples: vec![serde_json::json!({
+                "wall_ms": wall_ms, "cpu_ms": wall_ms, "peak_rss_kib": 10240, "rss_before_kib": 8192,
+                "extra": {"turn10_us": 50.0, "turn_last_us": 60.0, "snapshots": 3}
+            })],
+            skipped: None,
+            failed: None,
+            runs: 1,
+        }
+    }
+
+    #[test]
+    fn targets_are_checked_from_the_medians() {
+        let w = |size| Workload::Stream {
+            kind: "openai-tool",
+            size,
+        };
+        let cells = vec![
+            cell(w(100 * 1024), Subject::Oxpi, 10.0),
+            cell(w(100 * 1024), Subject::OxpiPartial, 11.0),
+            cell(w(100 * 1024), Subject::PiAiRs, 30.0),
+            cell(w(100 * 1024), Subject::PiAiTs, 9000.0),
+            cell(w(300 * 1024), Subject::Oxpi, 40.0),
+            cell(w(300 * 1024), Subject::OxpiPartial, 33.0),
+            cell(Workload::AgentLoop { turns: 500 }, Subject::Oxpi, 100.0),
+        ];
+        let checks = checks(&cells);
+        let by = |text: &str| checks.iter().find(|c| c.target.contains(text)).unwrap();
+        assert_eq!(by("Rust port").pass, Some(true));
+        assert_eq!(by("100×").pass, Some(true));
+        // 40 / 10 = 4 > 3.5.
+        assert_eq!(by("(OpenAI): 300 KB").pass, Some(false));
+        assert_eq!(by("(OpenAI): 1 MB").pass, None);
+        assert_eq!(by("agent loop").pass, Some(true));
+        // No 10 KB row: no slope.
+        assert!(!checks.iter().any(|c| c.target.contains("peak RSS")));
+        let text = table(&cells, 1);
+        assert!(
+            text.contains("| tool call 100 KB (OpenAI) | pi-ai Rust port 1.0.0 | 30.0 |"),
+            "{text}"
+        );
+    }
+}
