@@ -15,11 +15,12 @@ Runs, in order, stopping at the first failure:
   2. cargo clippy --workspace --all-targets -- -D warnings
   3. cargo test --workspace
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
-  5. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
-  6. cargo xtask labs                  (every lab once, against the configured model)
+  5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
+  6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
+  7. cargo xtask labs                  (every lab once, against the configured model)
 
 Options:
-  --no-labs   Skip steps 5 and 6 (no model download, no live model)
+  --no-labs   Skip steps 6 and 7 (no model download, no live model)
   -h, --help  Show this help";
 
 /// Options of `ci`.
@@ -91,6 +92,11 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         &["doc", "--workspace", "--no-deps"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    println!("==> cargo xtask bench --quick --no-node");
+    let bench = crate::bench::Options::parse(vec!["--quick".into(), "--no-node".into()])?;
+    if !crate::bench::run(root, bench)? {
+        return Ok(false);
+    }
     if options.no_labs {
         return Ok(true);
     }
