@@ -42,6 +42,29 @@ pub fn resolve_api_key(provider: &str, options: &StreamOptions) -> Option<ApiKey
         .map(ApiKey::new)
 }
 
+/// A new HTTP client as every built-in provider uses it (30 s connect timeout); the error text
+/// is sent as the stream's error if building one fails.
+pub fn new_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)))
+}
+
+/// The API key for a request: from `options` or the provider's variables. A provider that has
+/// key variables needs one (the error names them); others (local servers) may go without.
+pub fn required_api_key(provider: &str, options: &StreamOptions) -> Result<Option<ApiKey>, String> {
+    let key = resolve_api_key(provider, options);
+    let env_vars = api_key_env_vars(provider);
+    if key.is_none() && !env_vars.is_empty() {
+        return Err(format!(
+            "No API key for provider {provider}: set {} or pass StreamOptions::api_key",
+            env_vars.join(" or ")
+        ));
+    }
+    Ok(key)
+}
+
 /// Why a stream could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpenError {

@@ -20,7 +20,6 @@ pub mod stream;
 pub mod wire;
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -31,8 +30,8 @@ use self::convert::ResponsesCompat;
 use self::stream::{EventProcessor, Step, HANDLED_EVENTS};
 use self::wire::StreamEvent;
 use super::http::{
-    api_key_env_vars, error_chain, next_sse, open_event_source, quote_chunk, request_headers,
-    resolve_api_key, OpenError, SseStep,
+    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
+    OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -56,11 +55,9 @@ impl Default for OpenAiResponsesProvider {
 impl OpenAiResponsesProvider {
     /// A provider with its own HTTP client.
     pub fn new() -> Self {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)));
-        Self { client }
+        Self {
+            client: new_client(),
+        }
     }
 
     /// A provider using the given client (proxies, custom TLS, …).
@@ -107,17 +104,13 @@ async fn run(
             return;
         }
     };
-    let key = resolve_api_key(&model.provider, &options);
-    let env_vars = api_key_env_vars(&model.provider);
-    if key.is_none() && !env_vars.is_empty() {
-        let text = format!(
-            "No API key for provider {}: set {} or pass StreamOptions::api_key",
-            model.provider,
-            env_vars.join(" or ")
-        );
-        out.fail(StopReason::Error, text).await;
-        return;
-    }
+    let key = match required_api_key(&model.provider, &options) {
+        Ok(key) => key,
+        Err(text) => {
+            out.fail(StopReason::Error, text).await;
+            return;
+        }
+    };
     let request = match convert::build_request(&model, &context, &options, &compat) {
         Ok(request) => request,
         Err(e) => {
