@@ -99,11 +99,9 @@ impl SseDecoder {
                 self.line_start = self.offset;
             }
         }
-        while let Some(end) = rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
-            self.line.extend_from_slice(&rest[..end]);
-            let terminator = rest[end];
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', rest) {
             let mut used = end + 1;
-            if terminator == b'\r' {
+            if rest[end] == b'\r' {
                 match rest.get(end + 1) {
                     Some(b'\n') => used += 1,
                     Some(_) => {}
@@ -111,7 +109,18 @@ impl SseDecoder {
                 }
             }
             self.offset += used as u64;
-            self.finish_line(out)?;
+            if self.line.is_empty() {
+                // The whole line is in this chunk: read it in place.
+                self.finish_line(&rest[..end], out)?;
+            } else {
+                // The line began in an earlier chunk; its buffer keeps its capacity.
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(&rest[..end]);
+                let finished = self.finish_line(&line, out);
+                line.clear();
+                self.line = line;
+                finished?;
+            }
             self.line_start = self.offset;
             rest = &rest[used..];
         }
@@ -120,25 +129,24 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn finish_line(&mut self, out: &mut impl Extend<SseEvent>) -> Result<(), SseError> {
-        let raw = std::mem::take(&mut self.line);
+    fn finish_line(&mut self, raw: &[u8], out: &mut impl Extend<SseEvent>) -> Result<(), SseError> {
         if raw.is_empty() {
             self.dispatch(out);
             return Ok(());
         }
-        let line = String::from_utf8(raw).map_err(|e| SseError {
+        let line = std::str::from_utf8(raw).map_err(|_| SseError {
             offset: self.line_start,
-            bytes: e.into_bytes().into_iter().take(64).collect(),
+            bytes: raw.iter().copied().take(64).collect(),
         })?;
         if line.starts_with(':') {
             return Ok(());
         }
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (line.as_str(), ""),
+            None => (line, ""),
         };
         match field {
-            "event" => self.event = value.to_string(),
+            "event" => value.clone_into(&mut self.event),
             "data" => {
                 if self.has_data {
                     self.data.push('\n');
@@ -146,7 +154,7 @@ impl SseDecoder {
                 self.data.push_str(value);
                 self.has_data = true;
             }
-            "id" if !value.contains('\0') => self.id = value.to_string(),
+            "id" if !value.contains('\0') => value.clone_into(&mut self.id),
             _ => {}
         }
         Ok(())

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::compat::OpenAiCompat;
 use super::text_tool_calls::{parse_text_tool_calls, TextToolCallDetector};
-use super::wire::{ChatChunk, ChunkUsage};
+use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, Text};
 use crate::reply::ReplyBuilder;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -53,20 +53,20 @@ impl ChunkProcessor {
     }
 
     /// Applies one chunk. An error chunk or an impossible fragment is returned as `Err(text)`.
-    pub async fn process(&mut self, chunk: ChatChunk) -> Result<(), String> {
+    pub async fn process(&mut self, chunk: ChatChunk<'_>) -> Result<(), String> {
         self.out.start().await;
         if let Some(error) = chunk.error {
             return Err(format!("the server sent an error: {}", error_text(&error)));
         }
-        if let Some(id) = chunk.id.filter(|id| !id.is_empty()) {
+        if let Some(id) = chunk.id.filter(|id| !id.as_str().is_empty()) {
             if self.out.message().response_id.is_none() {
-                self.out.set_response_id(id);
+                self.out.set_response_id(id.into_owned());
             }
         }
         if let Some(usage) = chunk.usage {
             self.usage = Some(usage);
         }
-        let Some(choice) = chunk.choices.into_iter().next() else {
+        let Some(choice) = chunk.choice else {
             return Ok(());
         };
         if let Some(usage) = choice.usage {
@@ -74,28 +74,30 @@ impl ChunkProcessor {
         }
         let delta = choice.delta;
         let reasoning = delta.reasoning_content.or(delta.reasoning);
-        if let Some(thinking) = reasoning.filter(|r| !r.is_empty()) {
-            self.out.thinking(&thinking).await;
+        if let Some(thinking) = reasoning.filter(|r| !r.as_str().is_empty()) {
+            self.out.thinking(thinking.as_str()).await;
         }
-        if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-            let now = match &mut self.text_calls {
-                Some(detector) => detector.push(&text),
-                None => text,
-            };
-            self.out.text(&now).await;
+        if let Some(text) = delta.content.filter(|t| !t.as_str().is_empty()) {
+            match &mut self.text_calls {
+                Some(detector) => {
+                    let now = detector.push(text.as_str());
+                    self.out.text(&now).await;
+                }
+                None => self.out.text(text.as_str()).await,
+            }
         }
         for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
             let index = call.index.unwrap_or(position as u64);
             let function = call.function.unwrap_or_default();
-            let new_id = call.id.filter(|id| !id.is_empty());
-            let current_id = self
+            let new_id = call.id.filter(|id| !id.as_str().is_empty());
+            let open_id = self
                 .out
                 .open_tool_call_mut()
-                .map(|tc| tc.id.clone())
-                .filter(|_| self.current_tool == Some(index));
-            let continues = match (&current_id, &new_id) {
+                .filter(|_| self.current_tool == Some(index))
+                .map(|tc| tc.id.as_str());
+            let continues = match (open_id, &new_id) {
                 (Some(_), None) => true,
-                (Some(open), Some(new)) => open == new,
+                (Some(open), Some(new)) => open == new.as_str(),
                 (None, _) => false,
             };
             if !continues {
@@ -107,25 +109,27 @@ impl ChunkProcessor {
                 if let Some(previous) = self.current_tool.take() {
                     self.finished_tools.insert(previous);
                 }
-                let id = new_id.clone().unwrap_or_else(generate_call_id);
-                let name = function.name.clone().unwrap_or_default();
+                let id = new_id.map_or_else(generate_call_id, Text::into_owned);
+                let name = function.name.map(Text::into_owned).unwrap_or_default();
                 self.out.tool_call_start(id, name).await;
                 self.current_tool = Some(index);
-            } else if let Some(name) = function.name.as_deref().filter(|n| !n.is_empty()) {
+            } else if let Some(name) = function.name.filter(|n| !n.as_str().is_empty()) {
                 if let Some(open) = self.out.open_tool_call_mut() {
                     if open.name.is_empty() {
-                        open.name = name.to_string();
+                        open.name = name.into_owned();
                     }
                 }
             }
             match function.arguments {
-                Some(Value::String(fragment)) => self.out.tool_call_delta(&fragment).await,
-                Some(Value::Null) | None => {}
-                Some(object) => self.out.tool_call_delta(&object.to_string()).await,
+                Some(ArgumentsDelta::Text(fragment)) => self.out.tool_call_delta(&fragment).await,
+                Some(ArgumentsDelta::Json(Value::Null)) | None => {}
+                Some(ArgumentsDelta::Json(object)) => {
+                    self.out.tool_call_delta(&object.to_string()).await
+                }
             }
         }
-        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
-            self.finish_reason = Some(reason);
+        if let Some(reason) = choice.finish_reason.filter(|r| !r.as_str().is_empty()) {
+            self.finish_reason = Some(reason.into_owned());
         }
         Ok(())
     }

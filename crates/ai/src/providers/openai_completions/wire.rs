@@ -1,6 +1,11 @@
 //! Chat Completions wire types: the request body (serialized) and stream chunks (parsed
 //! leniently: unknown fields are ignored, missing ones default).
 
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -39,14 +44,17 @@ pub struct ChatRequest {
     pub store: Option<bool>,
 }
 
-/// One `data:` chunk of the stream.
+/// One `data:` chunk of the stream, borrowing its strings from the event text where they
+/// have no escapes (one chunk is parsed per delta, so this is the hot path of a stream).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct ChatChunk {
+pub struct ChatChunk<'a> {
     /// Response id.
-    pub id: Option<String>,
-    /// Choices (only the first is used).
-    pub choices: Vec<ChunkChoice>,
+    #[serde(borrow)]
+    pub id: Option<Text<'a>>,
+    /// The first choice (the only one oxpi asks for); further choices are skipped unparsed.
+    #[serde(borrow, rename = "choices", deserialize_with = "first_choice")]
+    pub choice: Option<ChunkChoice<'a>>,
     /// Usage, usually in the last chunk.
     pub usage: Option<ChunkUsage>,
     /// An error object some servers send mid-stream.
@@ -56,11 +64,13 @@ pub struct ChatChunk {
 /// A choice of a chunk.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct ChunkChoice {
+pub struct ChunkChoice<'a> {
     /// The delta.
-    pub delta: ChunkDelta,
+    #[serde(borrow)]
+    pub delta: ChunkDelta<'a>,
     /// Set on the last content chunk.
-    pub finish_reason: Option<String>,
+    #[serde(borrow)]
+    pub finish_reason: Option<Text<'a>>,
     /// Some servers put usage on the choice.
     pub usage: Option<ChunkUsage>,
 }
@@ -68,37 +78,159 @@ pub struct ChunkChoice {
 /// What a chunk adds.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct ChunkDelta {
+pub struct ChunkDelta<'a> {
     /// Text.
-    pub content: Option<String>,
+    #[serde(borrow)]
+    pub content: Option<Text<'a>>,
     /// Reasoning (DeepSeek, llama.cpp, vLLM).
-    pub reasoning_content: Option<String>,
+    #[serde(borrow)]
+    pub reasoning_content: Option<Text<'a>>,
     /// Reasoning (OpenRouter, Ollama).
-    pub reasoning: Option<String>,
+    #[serde(borrow)]
+    pub reasoning: Option<Text<'a>>,
     /// Tool-call fragments.
-    pub tool_calls: Option<Vec<ToolCallDelta>>,
+    #[serde(borrow)]
+    pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
 }
 
 /// A tool-call fragment.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct ToolCallDelta {
+pub struct ToolCallDelta<'a> {
     /// Which call it belongs to.
     pub index: Option<u64>,
     /// Call id (first fragment).
-    pub id: Option<String>,
+    #[serde(borrow)]
+    pub id: Option<Text<'a>>,
     /// Name and argument text.
-    pub function: Option<FunctionDelta>,
+    #[serde(borrow)]
+    pub function: Option<FunctionDelta<'a>>,
 }
 
 /// The function part of a tool-call fragment.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct FunctionDelta {
+pub struct FunctionDelta<'a> {
     /// Tool name (first fragment).
-    pub name: Option<String>,
+    #[serde(borrow)]
+    pub name: Option<Text<'a>>,
     /// Argument text; some servers send an object instead of a string.
-    pub arguments: Option<Value>,
+    #[serde(borrow)]
+    pub arguments: Option<ArgumentsDelta<'a>>,
+}
+
+/// A JSON string, borrowed from the chunk unless it had escapes.
+///
+/// (serde borrows a bare `Cow<str>` field, but not one inside an `Option`; this does both.)
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'a> Text<'a> {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text, owned.
+    pub fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor)
+    }
+}
+
+/// The `arguments` of a tool-call fragment: text (the standard), or a JSON value some servers
+/// send whole instead.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgumentsDelta<'a> {
+    /// A piece of the argument text.
+    Text(Cow<'a, str>),
+    /// A whole JSON value (an object, usually).
+    Json(Value),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ArgumentsDelta<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ArgumentsVisitor;
+        impl<'de> Visitor<'de> for ArgumentsVisitor {
+            type Value = ArgumentsDelta<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("argument text or a JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Text(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Json(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Json(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Json(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(ArgumentsDelta::Json(Value::from(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(ArgumentsDelta::Json)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(ArgumentsDelta::Json)
+            }
+        }
+        deserializer.deserialize_any(ArgumentsVisitor)
+    }
+}
+
+/// Keeps the first element of the `choices` array and skips the rest without building them.
+fn first_choice<'de: 'a, 'a, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ChunkChoice<'a>>, D::Error> {
+    struct FirstVisitor<'a>(PhantomData<&'a ()>);
+    impl<'de: 'a, 'a> Visitor<'de> for FirstVisitor<'a> {
+        type Value = Option<ChunkChoice<'a>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array of choices")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let first = seq.next_element::<ChunkChoice<'a>>()?;
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    deserializer.deserialize_any(FirstVisitor(PhantomData))
 }
 
 /// Token usage.
@@ -119,4 +251,82 @@ pub struct ChunkUsage {
 pub struct PromptTokensDetails {
     /// Tokens read from the prompt cache.
     pub cached_tokens: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_without_escapes_are_borrowed_and_escaped_ones_owned() {
+        let data = r#"{"id":"c1","choices":[{"delta":{"content":"a\nb","tool_calls":[{"index":0,"function":{"arguments":"{\"p\""}},{"index":1,"function":{"arguments":"xy"}}]}}]}"#;
+        let chunk: ChatChunk<'_> = serde_json::from_str(data).unwrap();
+        assert!(matches!(chunk.id, Some(Text(Cow::Borrowed("c1")))));
+        let delta = chunk.choice.unwrap().delta;
+        assert_eq!(delta.content, Some(Text(Cow::Owned("a\nb".into()))));
+        let calls = delta.tool_calls.unwrap();
+        let arguments: Vec<_> = calls
+            .into_iter()
+            .map(|c| c.function.unwrap().arguments.unwrap())
+            .collect();
+        assert_eq!(
+            arguments,
+            [
+                ArgumentsDelta::Text(Cow::Owned("{\"p\"".into())),
+                ArgumentsDelta::Text(Cow::Borrowed("xy")),
+            ]
+        );
+        assert!(matches!(
+            &arguments[1],
+            ArgumentsDelta::Text(Cow::Borrowed(_))
+        ));
+    }
+
+    #[test]
+    fn only_the_first_choice_is_kept_and_null_or_missing_choices_are_none() {
+        let data = json!({"choices": [
+            {"delta": {"content": "first"}, "finish_reason": "stop"},
+            {"delta": {"content": "second", "tool_calls": [{"index": 0}]}, "extra": [1, {"a": null}]}
+        ]})
+        .to_string();
+        let chunk: ChatChunk<'_> = serde_json::from_str(&data).unwrap();
+        let choice = chunk.choice.unwrap();
+        assert_eq!(choice.delta.content.unwrap().as_str(), "first");
+        assert_eq!(choice.finish_reason.unwrap().as_str(), "stop");
+        for data in [r#"{"choices":null}"#, r#"{"choices":[]}"#, r#"{}"#] {
+            let chunk: ChatChunk<'_> = serde_json::from_str(data).unwrap();
+            assert_eq!(chunk.choice, None, "{data}");
+        }
+    }
+
+    #[test]
+    fn arguments_sent_as_json_values_are_kept_as_values() {
+        for (arguments, expected) in [
+            (json!({"path": "a"}), json!({"path": "a"})),
+            (json!([1, 2]), json!([1, 2])),
+            (json!(7), json!(7)),
+            (json!(-7), json!(-7)),
+            (json!(1.5), json!(1.5)),
+            (json!(true), json!(true)),
+        ] {
+            let data = json!({"choices": [{"delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": arguments}}
+            ]}}]})
+            .to_string();
+            let chunk: ChatChunk<'_> = serde_json::from_str(&data).unwrap();
+            let calls = chunk.choice.unwrap().delta.tool_calls.unwrap();
+            let got = calls[0].function.as_ref().unwrap().arguments.clone();
+            assert_eq!(got, Some(ArgumentsDelta::Json(expected)));
+        }
+    }
+
+    #[test]
+    fn a_string_field_holding_another_type_is_an_error_naming_it() {
+        let err = serde_json::from_str::<ChatChunk<'_>>(r#"{"id": 5}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid type: integer `5`, expected a string at line 1 column 8"
+        );
+    }
 }
