@@ -57,14 +57,28 @@ impl ProviderRegistry {
         Self::default()
     }
 
-    /// A registry with every built-in provider.
+    /// A registry with every built-in provider, sharing one HTTP client (one connection pool).
     pub fn with_builtins() -> Self {
+        use crate::providers::anthropic_messages::AnthropicMessagesProvider;
+        use crate::providers::google_generative_ai::GoogleGenerativeAiProvider;
+        use crate::providers::openai_completions::OpenAiCompletionsProvider;
+        use crate::providers::openai_responses::OpenAiResponsesProvider;
         let mut registry = Self::new();
-        registry.register(crate::providers::openai_completions::OpenAiCompletionsProvider::new());
-        registry.register(crate::providers::openai_responses::OpenAiResponsesProvider::new());
-        registry.register(crate::providers::anthropic_messages::AnthropicMessagesProvider::new());
-        registry
-            .register(crate::providers::google_generative_ai::GoogleGenerativeAiProvider::new());
+        match crate::providers::http::new_client() {
+            Ok(client) => {
+                registry.register(OpenAiCompletionsProvider::with_client(client.clone()));
+                registry.register(OpenAiResponsesProvider::with_client(client.clone()));
+                registry.register(AnthropicMessagesProvider::with_client(client.clone()));
+                registry.register(GoogleGenerativeAiProvider::with_client(client));
+            }
+            // Each provider then reports the same error on every request.
+            Err(_) => {
+                registry.register(OpenAiCompletionsProvider::new());
+                registry.register(OpenAiResponsesProvider::new());
+                registry.register(AnthropicMessagesProvider::new());
+                registry.register(GoogleGenerativeAiProvider::new());
+            }
+        }
         registry
     }
 

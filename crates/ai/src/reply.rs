@@ -33,6 +33,13 @@ pub struct EventSink {
 /// Most events a batching sink holds before the provider waits for the consumer to take them.
 const MAX_HELD: usize = 256;
 
+/// Takes the held events, leaving room for as many (the next batch is usually as large), so
+/// the holding vector is not regrown event by event.
+fn take_sized(held: &mut Vec<AssistantMessageEvent>) -> Vec<AssistantMessageEvent> {
+    let room = held.len().min(MAX_HELD);
+    std::mem::replace(held, Vec::with_capacity(room))
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
@@ -70,7 +77,7 @@ impl EventSink {
     fn take_held(&self) -> Vec<AssistantMessageEvent> {
         self.held
             .as_ref()
-            .map(|held| std::mem::take(&mut *lock(held)))
+            .map(|held| take_sized(&mut lock(held)))
             .unwrap_or_default()
     }
 
@@ -91,7 +98,7 @@ impl EventSink {
         if held.is_empty() {
             return true;
         }
-        match self.tx.try_send(std::mem::take(&mut *held)) {
+        match self.tx.try_send(take_sized(&mut held)) {
             Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => true,
             Err(mpsc::error::TrySendError::Full(batch)) => {
                 *held = batch;

@@ -20,11 +20,14 @@
 //! assert_eq!(events, vec![SseEvent { event: "ping".into(), data: "a\nb".into(), id: String::new() }]);
 //! ```
 
+use std::borrow::Cow;
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
-    /// The `event` field, `message` when absent.
-    pub event: String,
+    /// The `event` field, `message` when absent (borrowed then: most streams never name their
+    /// events, and this saves an allocation per event).
+    pub event: Cow<'static, str>,
     /// The `data` lines joined with `\n`.
     pub data: String,
     /// The last `id` seen (it persists across events, as the spec says).
@@ -168,9 +171,9 @@ impl SseDecoder {
         self.has_data = false;
         out.extend(Some(SseEvent {
             event: if event.is_empty() {
-                "message".to_string()
+                Cow::Borrowed("message")
             } else {
-                event
+                Cow::Owned(event)
             },
             data: std::mem::take(&mut self.data),
             id: self.id.clone(),
@@ -193,7 +196,7 @@ mod tests {
 
     fn ev(event: &str, data: &str, id: &str) -> SseEvent {
         SseEvent {
-            event: event.into(),
+            event: event.to_string().into(),
             data: data.into(),
             id: id.into(),
         }

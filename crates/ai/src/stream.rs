@@ -1,7 +1,6 @@
 //! The consumer side of a stream: [`AssistantMessageEventStream`] yields events and keeps the
 //! partial message up to date at O(delta) per event.
 
-use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
@@ -26,7 +25,7 @@ use crate::types::message::{AssistantMessage, StopReason};
 pub struct AssistantMessageEventStream {
     rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
     /// Events received in a batch and not yet yielded.
-    received: VecDeque<AssistantMessageEvent>,
+    received: std::vec::IntoIter<AssistantMessageEvent>,
     partial: PartialMessage,
     finished: bool,
     _cancel_on_drop: Option<DropGuard>,
@@ -41,7 +40,7 @@ pub struct AssistantMessageEventStream {
 #[derive(Debug, Clone, Default)]
 pub struct PartialMessage {
     message: Option<AssistantMessage>,
-    raw_arguments: HashMap<usize, (String, PartialJson)>,
+    raw_arguments: RawArguments,
 }
 
 impl std::fmt::Debug for AssistantMessageEventStream {
@@ -77,7 +76,7 @@ impl AssistantMessageEventStream {
         let (tx, rx) = mpsc::channel(capacity);
         let stream = Self {
             rx,
-            received: VecDeque::new(),
+            received: Vec::new().into_iter(),
             partial: PartialMessage::default(),
             finished: false,
             _cancel_on_drop: guard,
@@ -144,7 +143,7 @@ impl PartialMessage {
 
     /// The arguments parsed so far of the tool call at `content_index`, while it streams.
     pub fn partial_arguments(&mut self, content_index: usize) -> Option<serde_json::Value> {
-        let (raw, parser) = self.raw_arguments.get_mut(&content_index)?;
+        let (raw, parser) = self.raw_arguments.get_mut(content_index)?;
         let fed = parser.len();
         if let Some(rest) = raw.get(fed..) {
             parser.push(rest);
@@ -193,7 +192,7 @@ impl PartialMessage {
                 content_index,
                 delta,
             } => {
-                if let Some((raw, _)) = self.raw_arguments.get_mut(content_index) {
+                if let Some((raw, _)) = self.raw_arguments.get_mut(*content_index) {
                     raw.push_str(delta);
                 }
             }
@@ -233,11 +232,11 @@ impl Stream for AssistantMessageEventStream {
             return Poll::Ready(None);
         }
         loop {
-            if let Some(event) = self.received.pop_front() {
+            if let Some(event) = self.received.next() {
                 self.partial.apply(&event);
                 if event.is_terminal() {
                     self.finished = true;
-                    self.received.clear();
+                    self.received = Vec::new().into_iter();
                 }
                 return Poll::Ready(Some(event));
             }
@@ -247,7 +246,7 @@ impl Stream for AssistantMessageEventStream {
                 }
             }
             match self.rx.poll_recv(cx) {
-                Poll::Ready(Some(batch)) => self.received.extend(batch),
+                Poll::Ready(Some(batch)) => self.received = batch.into_iter(),
                 Poll::Ready(None) => {
                     self.finished = true;
                     return Poll::Ready(None);
@@ -255,5 +254,34 @@ impl Stream for AssistantMessageEventStream {
                 Poll::Pending => return Poll::Pending,
             }
         }
+    }
+}
+
+/// The raw argument text (and its incremental parser) of each open tool call, by content
+/// index. A reply rarely has more than a few calls open, so a short list searched from the end
+/// (the newest call gets the deltas) is cheaper per delta than hashing.
+#[derive(Debug, Clone, Default)]
+struct RawArguments(Vec<(usize, String, PartialJson)>);
+
+impl RawArguments {
+    fn insert(&mut self, content_index: usize, raw: (String, PartialJson)) {
+        self.remove(&content_index);
+        self.0.push((content_index, raw.0, raw.1));
+    }
+
+    fn get_mut(&mut self, content_index: usize) -> Option<(&mut String, &mut PartialJson)> {
+        self.0
+            .iter_mut()
+            .rev()
+            .find(|(index, ..)| *index == content_index)
+            .map(|(_, raw, parser)| (raw, parser))
+    }
+
+    fn remove(&mut self, content_index: &usize) {
+        self.0.retain(|(index, ..)| index != content_index);
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
     }
 }

@@ -116,7 +116,7 @@ proptest! {
         decoder.feed(&bytes[at..], &mut got).unwrap();
         let expected: Vec<SseEvent> = events
             .iter()
-            .map(|(name, lines)| SseEvent { event: name.clone(), data: lines.join("\n"), id: String::new() })
+            .map(|(name, lines)| SseEvent { event: name.clone().into(), data: lines.join("\n"), id: String::new() })
             .collect();
         prop_assert_eq!(got, expected);
     }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::compat::OpenAiCompat;
 use super::text_tool_calls::{parse_text_tool_calls, TextToolCallDetector};
-use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, Text};
+use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, FinishReason, Text};
 use crate::reply::ReplyBuilder;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -21,7 +21,7 @@ pub struct ChunkProcessor {
     text_calls: Option<TextToolCallDetector>,
     current_tool: Option<u64>,
     finished_tools: HashSet<u64>,
-    finish_reason: Option<String>,
+    finish_reason: Option<FinishReason>,
     usage: Option<ChunkUsage>,
 }
 
@@ -64,13 +64,13 @@ impl ChunkProcessor {
             }
         }
         if let Some(usage) = chunk.usage {
-            self.usage = Some(usage);
+            self.usage = Some(*usage);
         }
         let Some(choice) = chunk.choice else {
             return Ok(());
         };
         if let Some(usage) = choice.usage {
-            self.usage = Some(usage);
+            self.usage = Some(*usage);
         }
         let delta = choice.delta;
         let reasoning = delta.reasoning_content.or(delta.reasoning);
@@ -128,8 +128,8 @@ impl ChunkProcessor {
                 }
             }
         }
-        if let Some(reason) = choice.finish_reason.filter(|r| !r.as_str().is_empty()) {
-            self.finish_reason = Some(reason.into_owned());
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason);
         }
         Ok(())
     }
@@ -188,7 +188,7 @@ impl ChunkProcessor {
         let text_calls = self.release_held_text().await;
         let usage = self.usage();
         self.out.set_usage(usage);
-        let Some(reason) = self.finish_reason.clone() else {
+        let Some(reason) = self.finish_reason else {
             return self
                 .out
                 .fail(
@@ -198,10 +198,10 @@ impl ChunkProcessor {
                 .await;
         };
         let has_calls = self.out.message().tool_calls().next().is_some();
-        let stop = match reason.as_str() {
-            "length" => StopReason::Length,
-            "tool_calls" | "function_call" => StopReason::ToolUse,
-            "content_filter" => {
+        let stop = match reason {
+            FinishReason::Length => StopReason::Length,
+            FinishReason::ToolCalls => StopReason::ToolUse,
+            FinishReason::ContentFilter => {
                 return self
                     .out
                     .fail(
@@ -210,8 +210,8 @@ impl ChunkProcessor {
                     )
                     .await
             }
-            _ if has_calls || text_calls => StopReason::ToolUse,
-            _ => StopReason::Stop,
+            FinishReason::Stop if has_calls || text_calls => StopReason::ToolUse,
+            FinishReason::Stop => StopReason::Stop,
         };
         self.out.finish(stop).await
     }

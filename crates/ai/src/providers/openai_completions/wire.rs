@@ -55,10 +55,11 @@ pub struct ChatChunk<'a> {
     /// The first choice (the only one oxpi asks for); further choices are skipped unparsed.
     #[serde(borrow, rename = "choices", deserialize_with = "first_choice")]
     pub choice: Option<ChunkChoice<'a>>,
-    /// Usage, usually in the last chunk.
-    pub usage: Option<ChunkUsage>,
+    /// Usage, usually in the last chunk (boxed, like every rare field, to keep the chunk small:
+    /// it is moved through every layer of the parser).
+    pub usage: Option<Box<ChunkUsage>>,
     /// An error object some servers send mid-stream.
-    pub error: Option<Value>,
+    pub error: Option<Box<Value>>,
 }
 
 /// A choice of a chunk.
@@ -68,11 +69,11 @@ pub struct ChunkChoice<'a> {
     /// The delta.
     #[serde(borrow)]
     pub delta: ChunkDelta<'a>,
-    /// Set on the last content chunk.
-    #[serde(borrow)]
-    pub finish_reason: Option<Text<'a>>,
+    /// Set on the last content chunk; an empty string counts as absent.
+    #[serde(deserialize_with = "finish_reason")]
+    pub finish_reason: Option<FinishReason>,
     /// Some servers put usage on the choice.
-    pub usage: Option<ChunkUsage>,
+    pub usage: Option<Box<ChunkUsage>>,
 }
 
 /// What a chunk adds.
@@ -117,6 +118,32 @@ pub struct FunctionDelta<'a> {
     /// Argument text; some servers send an object instead of a string.
     #[serde(borrow)]
     pub arguments: Option<ArgumentsDelta<'a>>,
+}
+
+/// Why the model stopped (`finish_reason`), as far as oxpi tells the values apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// `stop`, and any value oxpi does not know.
+    Stop,
+    /// `length`: the output limit was reached.
+    Length,
+    /// `tool_calls`, or the older `function_call`.
+    ToolCalls,
+    /// `content_filter`: the provider withheld the rest.
+    ContentFilter,
+}
+
+fn finish_reason<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<FinishReason>, D::Error> {
+    let text = Option::<Text<'de>>::deserialize(deserializer)?;
+    Ok(text.and_then(|text| match text.as_str() {
+        "" => None,
+        "length" => Some(FinishReason::Length),
+        "tool_calls" | "function_call" => Some(FinishReason::ToolCalls),
+        "content_filter" => Some(FinishReason::ContentFilter),
+        _ => Some(FinishReason::Stop),
+    }))
 }
 
 /// A JSON string, borrowed from the chunk unless it had escapes.
@@ -293,7 +320,7 @@ mod tests {
         let chunk: ChatChunk<'_> = serde_json::from_str(&data).unwrap();
         let choice = chunk.choice.unwrap();
         assert_eq!(choice.delta.content.unwrap().as_str(), "first");
-        assert_eq!(choice.finish_reason.unwrap().as_str(), "stop");
+        assert_eq!(choice.finish_reason, Some(FinishReason::Stop));
         for data in [r#"{"choices":null}"#, r#"{"choices":[]}"#, r#"{}"#] {
             let chunk: ChatChunk<'_> = serde_json::from_str(data).unwrap();
             assert_eq!(chunk.choice, None, "{data}");
