@@ -47,13 +47,12 @@ pub struct ChatRequest {
 /// One `data:` chunk of the stream, borrowing its strings from the event text where they
 /// have no escapes (one chunk is parsed per delta, so this is the hot path of a stream).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
 pub struct ChatChunk<'a> {
     /// Response id.
     #[serde(borrow)]
     pub id: Option<Text<'a>>,
     /// The first choice (the only one oxpi asks for); further choices are skipped unparsed.
-    #[serde(borrow, rename = "choices", deserialize_with = "first_choice")]
+    #[serde(borrow, default, rename = "choices", deserialize_with = "first_choice")]
     pub choice: Option<ChunkChoice<'a>>,
     /// Usage, usually in the last chunk (boxed, like every rare field, to keep the chunk small:
     /// it is moved through every layer of the parser).
@@ -64,13 +63,12 @@ pub struct ChatChunk<'a> {
 
 /// A choice of a chunk.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
 pub struct ChunkChoice<'a> {
     /// The delta.
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub delta: ChunkDelta<'a>,
     /// Set on the last content chunk; an empty string counts as absent.
-    #[serde(deserialize_with = "finish_reason")]
+    #[serde(default, deserialize_with = "finish_reason")]
     pub finish_reason: Option<FinishReason>,
     /// Some servers put usage on the choice.
     pub usage: Option<Box<ChunkUsage>>,
@@ -78,7 +76,6 @@ pub struct ChunkChoice<'a> {
 
 /// What a chunk adds.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
 pub struct ChunkDelta<'a> {
     /// Text.
     #[serde(borrow)]
@@ -96,7 +93,6 @@ pub struct ChunkDelta<'a> {
 
 /// A tool-call fragment.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
 pub struct ToolCallDelta<'a> {
     /// Which call it belongs to.
     pub index: Option<u64>,
@@ -110,7 +106,6 @@ pub struct ToolCallDelta<'a> {
 
 /// The function part of a tool-call fragment.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
 pub struct FunctionDelta<'a> {
     /// Tool name (first fragment).
     #[serde(borrow)]
