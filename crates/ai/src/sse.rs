@@ -34,6 +34,33 @@ pub struct SseEvent {
     pub id: String,
 }
 
+/// Event names handed out borrowed instead of allocated per event: the default `message` and
+/// the names the built-in providers' streams use (Anthropic Messages, OpenAI Responses).
+const KNOWN_EVENT_NAMES: [&str; 22] = [
+    "message",
+    "content_block_delta",
+    "content_block_start",
+    "content_block_stop",
+    "message_start",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+    "response.output_text.delta",
+    "response.function_call_arguments.delta",
+    "response.reasoning_summary_text.delta",
+    "response.refusal.delta",
+    "response.function_call_arguments.done",
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.reasoning_summary_part.added",
+    "response.created",
+    "response.in_progress",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+];
+
 /// A line of the stream was not UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid UTF-8 in the event stream at byte {offset}: {bytes:?}")]
@@ -164,17 +191,22 @@ impl SseDecoder {
     }
 
     fn dispatch(&mut self, out: &mut impl Extend<SseEvent>) {
-        let event = std::mem::take(&mut self.event);
         if !self.has_data {
+            self.event.clear();
             return;
         }
         self.has_data = false;
+        let event = if self.event.is_empty() {
+            Cow::Borrowed("message")
+        } else {
+            match KNOWN_EVENT_NAMES.iter().find(|name| **name == self.event) {
+                Some(name) => Cow::Borrowed(*name),
+                None => Cow::Owned(self.event.clone()),
+            }
+        };
+        self.event.clear();
         out.extend(Some(SseEvent {
-            event: if event.is_empty() {
-                Cow::Borrowed("message")
-            } else {
-                Cow::Owned(event)
-            },
+            event,
             data: std::mem::take(&mut self.data),
             id: self.id.clone(),
         }));

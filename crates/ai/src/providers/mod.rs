@@ -7,3 +7,4 @@ pub mod google_generative_ai;
 pub mod http;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod text;

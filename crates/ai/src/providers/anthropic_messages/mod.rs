@@ -24,7 +24,7 @@ use futures::FutureExt;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use self::stream::{EventProcessor, Flow};
-use self::wire::StreamEvent;
+use self::wire::{BlockDeltaData, StreamEvent};
 use super::http::{
     new_client, next_sse, open_event_source, quote_chunk, redact, request_headers,
     required_api_key, OpenError, SseStep,
@@ -194,7 +194,14 @@ async fn run(
             source.close();
             break;
         }
-        let event: StreamEvent = match serde_json::from_str(data) {
+        let fast = (message.event == "content_block_delta")
+            .then(|| BlockDeltaData::parse(data))
+            .flatten();
+        let parsed = match fast {
+            Some(event) => Ok(event.into_event()),
+            None => serde_json::from_str::<StreamEvent>(data),
+        };
+        let event = match parsed {
             Ok(event) => event,
             Err(e) => {
                 source.close();

@@ -3,6 +3,8 @@
 //! `Other`, `null` counters read as absent).
 
 use serde::{Deserialize, Serialize};
+
+use crate::providers::text::Text;
 use serde_json::{Map, Value};
 
 /// The request body of `POST /v1/messages`.
@@ -351,6 +353,36 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn block_deltas_read_flat_equal_the_tagged_enum() {
+        let cases = [
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi \"there\""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"c2ln"}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}"#,
+            r#"{"index":2,"delta":{"partial_json":"1}","type":"input_json_delta"},"type":"content_block_delta"}"#,
+            r#"{"type":"content_block_delta","index":3,"delta":{"type":"citations_delta","citation":{"x":1}}}"#,
+            r#"{"type":"content_block_delta","index":4,"delta":{"type":"text_delta"}}"#,
+        ];
+        for data in cases {
+            let tagged: StreamEvent = serde_json::from_str(data).unwrap();
+            let flat = BlockDeltaData::parse(data).map(BlockDeltaData::into_event);
+            assert_eq!(flat, Some(tagged), "{data}");
+        }
+    }
+
+    #[test]
+    fn other_events_and_broken_deltas_are_left_to_the_tagged_enum() {
+        for data in [
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"no index"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":5}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":"#,
+        ] {
+            assert_eq!(BlockDeltaData::parse(data), None, "{data}");
+        }
+    }
+
+    #[test]
     fn parses_events_leniently() {
         let event: StreamEvent = serde_json::from_value(json!({
             "type": "message_start",
@@ -419,5 +451,77 @@ mod tests {
             serde_json::to_value(&thinking).unwrap(),
             json!({"type": "redacted_thinking", "data": "d"})
         );
+    }
+}
+
+/// The data of a `content_block_delta` event, read without serde's buffering of internally
+/// tagged enums (which copies every key and value of [`StreamEvent`] and [`Delta`] into an
+/// intermediate tree first). This event is most of a stream, one per delta; every other
+/// event goes through [`StreamEvent`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BlockDeltaData<'a> {
+    /// Must be `content_block_delta`.
+    #[serde(borrow, rename = "type")]
+    pub kind: Text<'a>,
+    /// Index of the block.
+    pub index: u64,
+    /// The fragment, with every field any delta type has.
+    #[serde(borrow)]
+    pub delta: FlatDelta<'a>,
+}
+
+/// A [`Delta`] as one flat object: its `type` and whichever field that type carries.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FlatDelta<'a> {
+    /// `text_delta`, `input_json_delta`, …
+    #[serde(borrow, rename = "type")]
+    pub kind: Text<'a>,
+    /// Of `text_delta`.
+    #[serde(borrow)]
+    pub text: Option<Text<'a>>,
+    /// Of `thinking_delta`.
+    #[serde(borrow)]
+    pub thinking: Option<Text<'a>>,
+    /// Of `signature_delta`.
+    #[serde(borrow)]
+    pub signature: Option<Text<'a>>,
+    /// Of `input_json_delta`.
+    #[serde(borrow)]
+    pub partial_json: Option<Text<'a>>,
+}
+
+impl BlockDeltaData<'_> {
+    /// Parses `data` as a `content_block_delta`; `None` when it is something else or does not
+    /// parse this way (the caller then parses it as a [`StreamEvent`], which says what is
+    /// wrong).
+    pub fn parse(data: &str) -> Option<BlockDeltaData<'_>> {
+        serde_json::from_str::<BlockDeltaData<'_>>(data)
+            .ok()
+            .filter(|event| event.kind.as_str() == "content_block_delta")
+    }
+
+    /// The event, as [`StreamEvent::ContentBlockDelta`] would hold it.
+    pub fn into_event(self) -> StreamEvent {
+        let owned = |text: Option<Text<'_>>| text.map(Text::into_owned).unwrap_or_default();
+        let delta = self.delta;
+        let delta = match delta.kind.as_str() {
+            "text_delta" => Delta::TextDelta {
+                text: owned(delta.text),
+            },
+            "thinking_delta" => Delta::ThinkingDelta {
+                thinking: owned(delta.thinking),
+            },
+            "signature_delta" => Delta::SignatureDelta {
+                signature: owned(delta.signature),
+            },
+            "input_json_delta" => Delta::InputJsonDelta {
+                partial_json: owned(delta.partial_json),
+            },
+            _ => Delta::Other,
+        };
+        StreamEvent::ContentBlockDelta {
+            index: self.index,
+            delta,
+        }
     }
 }

@@ -9,6 +9,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::providers::text::Text;
+
 /// The request body.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChatRequest {
@@ -139,46 +141,6 @@ fn finish_reason<'de, D: Deserializer<'de>>(
         "content_filter" => Some(FinishReason::ContentFilter),
         _ => Some(FinishReason::Stop),
     }))
-}
-
-/// A JSON string, borrowed from the chunk unless it had escapes.
-///
-/// (serde borrows a bare `Cow<str>` field, but not one inside an `Option`; this does both.)
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Text<'a>(pub Cow<'a, str>);
-
-impl<'a> Text<'a> {
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The text, owned.
-    pub fn into_owned(self) -> String {
-        self.0.into_owned()
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-        }
-        deserializer.deserialize_str(TextVisitor)
-    }
 }
 
 /// The `arguments` of a tool-call fragment: text (the standard), or a JSON value some servers
