@@ -1,16 +1,16 @@
 //! An incremental JSON parser for streamed tool-call arguments.
 //!
 //! Fragments are pushed as they arrive; each byte is looked at once, so the total work is
-//! O(argument bytes) however the text is split. [`PartialJson::snapshot`] builds the value parsed
-//! so far on demand (for progress UIs), and [`PartialJson::finish`] returns the complete value or
-//! an error that says what was wrong.
+//! O(argument bytes) however the text is split. The value is built in place as it is parsed:
+//! [`PartialJson::snapshot`] is a reference to it (for progress UIs, O(1)), and
+//! [`PartialJson::finish`] returns the complete value or an error that says what was wrong.
 //!
 //! ```
 //! use oxpi_ai::partial_json::PartialJson;
 //!
 //! let mut p = PartialJson::new();
 //! p.push(r#"{"path": "no"#);
-//! assert_eq!(p.snapshot(), Some(serde_json::json!({"path": "no"})));
+//! assert_eq!(p.snapshot(), Some(&serde_json::json!({"path": "no"})));
 //! p.push(r#"te.txt", "limit": 3}"#);
 //! assert_eq!(p.finish().unwrap(), serde_json::json!({"path": "note.txt", "limit": 3}));
 //! ```
@@ -51,7 +51,17 @@ pub enum PartialJsonError {
     /// No value at all.
     #[error("empty input")]
     Empty,
+    /// Arrays and objects nested deeper than [`MAX_DEPTH`] (serde_json's own limit).
+    #[error("nested more than {MAX_DEPTH} levels deep at byte {offset}")]
+    TooDeep {
+        /// Byte offset of the bracket that went too deep.
+        offset: usize,
+    },
 }
+
+/// The deepest nesting of arrays and objects accepted: serde_json's limit (its recursion
+/// limit of 128 lets 127 levels through).
+pub const MAX_DEPTH: usize = 127;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {
@@ -71,10 +81,13 @@ enum Expect {
     End,
 }
 
+/// An open array or object. Its contents live in the value tree (`PartialJson::root`); the
+/// frame says how to reach the open child: the last element of an array, or the value of the
+/// object's current key (set from the key's closing quote until its value is complete).
 #[derive(Debug, Clone)]
 enum Frame {
-    Array(Vec<Value>),
-    Object(Map<String, Value>, Option<String>),
+    Array,
+    Object(Option<String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +106,11 @@ enum Token {
         escape: Escape,
         high_surrogate: Option<u32>,
     },
-    Number(String),
+    Number {
+        text: String,
+        /// Whether the number's value so far stands in the tree.
+        in_tree: bool,
+    },
     Literal {
         text: &'static str,
         matched: usize,
@@ -106,6 +123,7 @@ pub struct PartialJson {
     stack: Vec<Frame>,
     expect: Expect,
     token: Token,
+    /// The value parsed so far, open strings, arrays and objects included.
     root: Option<Value>,
     offset: usize,
     error: Option<PartialJsonError>,
@@ -157,14 +175,123 @@ impl PartialJson {
             }
             self.offset += ch.len_utf8();
         }
+        self.sync_token();
+    }
+
+    /// Brings the open string or number of the tree up to date with the token: string text
+    /// is appended (each character once), a number is replaced by its value so far (left out
+    /// while it is not a number yet, as after `-`).
+    fn sync_token(&mut self) {
+        match &mut self.token {
+            Token::Str {
+                buf, is_key: false, ..
+            } if !buf.is_empty() => {
+                let text = std::mem::take(buf);
+                if let Some(Value::String(open)) = self.open_child() {
+                    open.push_str(&text);
+                }
+                if let Token::Str { buf, .. } = &mut self.token {
+                    // Keep the allocation for the next fragment.
+                    *buf = text;
+                    buf.clear();
+                }
+            }
+            Token::Number { text, in_tree } => {
+                let parsed = parse_number(text).map(Value::Number);
+                let was_in_tree = std::mem::replace(in_tree, parsed.is_some());
+                match (parsed, was_in_tree) {
+                    (Some(value), true) => {
+                        if let Some(open) = self.open_child() {
+                            *open = value;
+                        }
+                    }
+                    (Some(value), false) => self.insert(value),
+                    (None, true) => self.remove_open_child(),
+                    (None, false) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The container at the top of the stack (the root when the stack is empty of frames
+    /// but a container is open at the root).
+    fn top_container(&mut self) -> Option<&mut Value> {
+        let mut node = self.root.as_mut()?;
+        let depth = self.stack.len();
+        for frame in self.stack.iter().take(depth.saturating_sub(1)) {
+            node = match (frame, node) {
+                (Frame::Array, Value::Array(items)) => items.last_mut()?,
+                (Frame::Object(Some(key)), Value::Object(map)) => map.get_mut(key)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// The open child of the top container (the root itself when no container is open).
+    fn open_child(&mut self) -> Option<&mut Value> {
+        if self.stack.is_empty() {
+            return self.root.as_mut();
+        }
+        let key = match self.stack.last() {
+            Some(Frame::Object(Some(key))) => Some(key.clone()),
+            _ => None,
+        };
+        match (self.top_container()?, key) {
+            (Value::Array(items), None) => items.last_mut(),
+            (Value::Object(map), Some(key)) => map.get_mut(&key),
+            _ => None,
+        }
+    }
+
+    /// Places a value that starts (or, for numbers and literals, completes) in the tree: as
+    /// the root, the next array element, or the value of the current key.
+    fn insert(&mut self, value: Value) {
+        if self.stack.is_empty() {
+            self.root = Some(value);
+            return;
+        }
+        let key = match self.stack.last() {
+            Some(Frame::Object(Some(key))) => Some(key.clone()),
+            _ => None,
+        };
+        match (self.top_container(), key) {
+            (Some(Value::Array(items)), None) => items.push(value),
+            (Some(Value::Object(map)), Some(key)) => {
+                map.insert(key, value);
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes a number that stopped being one (never happens for valid prefixes) out again.
+    fn remove_open_child(&mut self) {
+        if self.stack.is_empty() {
+            self.root = None;
+            return;
+        }
+        let key = match self.stack.last() {
+            Some(Frame::Object(Some(key))) => Some(key.clone()),
+            _ => None,
+        };
+        match (self.top_container(), key) {
+            (Some(Value::Array(items)), None) => {
+                items.pop();
+            }
+            (Some(Value::Object(map)), Some(key)) => {
+                map.remove(&key);
+            }
+            _ => {}
+        }
     }
 
     fn step(&mut self, ch: char) -> Result<(), PartialJsonError> {
         match &mut self.token {
             Token::Str { .. } => return self.string_char(ch),
-            Token::Number(buf) => {
+            Token::Number { text, .. } => {
                 if matches!(ch, '0'..='9' | '-' | '+' | '.' | 'e' | 'E') {
-                    buf.push(ch);
+                    text.push(ch);
                     return Ok(());
                 }
                 self.finish_number()?;
@@ -182,7 +309,8 @@ impl PartialJson {
                         _ => Value::Null,
                     };
                     self.token = Token::None;
-                    self.complete_value(value);
+                    self.insert(value);
+                    self.complete_value();
                 }
                 return Ok(());
             }
@@ -214,7 +342,7 @@ impl PartialJson {
             }
             (Expect::CommaOrEnd, ',') => {
                 self.expect = match self.stack.last() {
-                    Some(Frame::Array(_)) => Expect::Value,
+                    Some(Frame::Array) => Expect::Value,
                     _ => Expect::Key,
                 };
                 Ok(())
@@ -226,15 +354,24 @@ impl PartialJson {
 
     fn start_value(&mut self, ch: char) -> Result<(), PartialJsonError> {
         match ch {
-            '{' => {
-                self.stack.push(Frame::Object(Map::new(), None));
-                self.expect = Expect::KeyOrObjectEnd;
-            }
-            '[' => {
-                self.stack.push(Frame::Array(Vec::new()));
-                self.expect = Expect::ValueOrArrayEnd;
+            '{' | '[' => {
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(PartialJsonError::TooDeep {
+                        offset: self.offset,
+                    });
+                }
+                if ch == '{' {
+                    self.insert(Value::Object(Map::new()));
+                    self.stack.push(Frame::Object(None));
+                    self.expect = Expect::KeyOrObjectEnd;
+                } else {
+                    self.insert(Value::Array(Vec::new()));
+                    self.stack.push(Frame::Array);
+                    self.expect = Expect::ValueOrArrayEnd;
+                }
             }
             '"' => {
+                self.insert(Value::String(String::new()));
                 self.token = Token::Str {
                     buf: String::new(),
                     is_key: false,
@@ -242,7 +379,12 @@ impl PartialJson {
                     high_surrogate: None,
                 }
             }
-            '-' | '0'..='9' => self.token = Token::Number(ch.to_string()),
+            '-' | '0'..='9' => {
+                self.token = Token::Number {
+                    text: ch.to_string(),
+                    in_tree: false,
+                }
+            }
             't' => {
                 self.token = Token::Literal {
                     text: "true",
@@ -267,48 +409,47 @@ impl PartialJson {
     }
 
     fn close(&mut self, ch: char) -> Result<(), PartialJsonError> {
-        let value = match (self.stack.pop(), ch) {
-            (Some(Frame::Array(items)), ']') => Value::Array(items),
-            (Some(Frame::Object(map, None)), '}') => Value::Object(map),
-            (frame, _) => {
-                if let Some(frame) = frame {
-                    self.stack.push(frame);
-                }
-                return Err(self.unexpected(ch));
+        match (self.stack.last(), ch) {
+            (Some(Frame::Array), ']') | (Some(Frame::Object(None)), '}') => {
+                self.stack.pop();
+                self.complete_value();
+                Ok(())
             }
-        };
-        self.complete_value(value);
-        Ok(())
+            _ => Err(self.unexpected(ch)),
+        }
     }
 
-    fn complete_value(&mut self, value: Value) {
+    /// The open value (already in the tree) is complete.
+    fn complete_value(&mut self) {
         match self.stack.last_mut() {
-            None => {
-                self.root = Some(value);
-                self.expect = Expect::End;
-            }
-            Some(Frame::Array(items)) => {
-                items.push(value);
-                self.expect = Expect::CommaOrEnd;
-            }
-            Some(Frame::Object(map, key)) => {
-                if let Some(key) = key.take() {
-                    map.insert(key, value);
-                }
+            None => self.expect = Expect::End,
+            Some(Frame::Array) => self.expect = Expect::CommaOrEnd,
+            Some(Frame::Object(key)) => {
+                *key = None;
                 self.expect = Expect::CommaOrEnd;
             }
         }
     }
 
     fn finish_number(&mut self) -> Result<(), PartialJsonError> {
-        let Token::Number(text) = std::mem::replace(&mut self.token, Token::None) else {
+        let Token::Number { text, in_tree } = std::mem::replace(&mut self.token, Token::None)
+        else {
             return Ok(());
         };
-        let number = parse_number(&text).ok_or(PartialJsonError::InvalidNumber {
-            text,
-            offset: self.offset,
-        })?;
-        self.complete_value(Value::Number(number));
+        let Some(number) = parse_number(&text) else {
+            return Err(PartialJsonError::InvalidNumber {
+                text,
+                offset: self.offset,
+            });
+        };
+        if in_tree {
+            if let Some(open) = self.open_child() {
+                *open = Value::Number(number);
+            }
+        } else {
+            self.insert(Value::Number(number));
+        }
+        self.complete_value();
         Ok(())
     }
 
@@ -333,12 +474,15 @@ impl PartialJson {
                     let is_key = *is_key;
                     self.token = Token::None;
                     if is_key {
-                        if let Some(Frame::Object(_, key)) = self.stack.last_mut() {
+                        if let Some(Frame::Object(key)) = self.stack.last_mut() {
                             *key = Some(text);
                         }
                         self.expect = Expect::Colon;
                     } else {
-                        self.complete_value(Value::String(text));
+                        if let Some(Value::String(open)) = self.open_child() {
+                            open.push_str(&text);
+                        }
+                        self.complete_value();
                     }
                 }
                 '\\' => *escape = Escape::Backslash,
@@ -413,37 +557,11 @@ impl PartialJson {
     }
 
     /// The value parsed so far, with open strings, arrays and objects closed where they stand
-    /// and an unfinished key, literal or number left out. `None` before any value starts.
-    /// Costs O(size of the value); call it when you need it, not per fragment.
-    pub fn snapshot(&self) -> Option<Value> {
-        if let Some(root) = &self.root {
-            return Some(root.clone());
-        }
-        let mut pending: Option<Value> = match &self.token {
-            Token::Str {
-                buf, is_key: false, ..
-            } => Some(Value::String(buf.clone())),
-            Token::Number(text) => parse_number(text).map(Value::Number),
-            _ => None,
-        };
-        for frame in self.stack.iter().rev() {
-            let value = match frame {
-                Frame::Array(items) => {
-                    let mut items = items.clone();
-                    items.extend(pending.take());
-                    Value::Array(items)
-                }
-                Frame::Object(map, key) => {
-                    let mut map = map.clone();
-                    if let (Some(key), Some(value)) = (key, pending.take()) {
-                        map.insert(key.clone(), value);
-                    }
-                    Value::Object(map)
-                }
-            };
-            pending = Some(value);
-        }
-        pending
+    /// and an unfinished key or literal left out (a number counts with the digits so far).
+    /// `None` before any value starts. The value is kept up to date as fragments are pushed,
+    /// so this costs nothing; clone it to keep it.
+    pub fn snapshot(&self) -> Option<&Value> {
+        self.root.as_ref()
     }
 
     /// Ends the input and returns the value, or why it is not valid JSON.
@@ -451,17 +569,15 @@ impl PartialJson {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if matches!(self.token, Token::Number(_)) && self.stack.is_empty() {
+        if matches!(self.token, Token::Number { .. }) && self.stack.is_empty() {
             self.finish_number()?;
         }
-        match self.root.take() {
-            Some(root) => Ok(root),
-            None if self.offset == 0
-                || (self.stack.is_empty() && matches!(self.token, Token::None)) =>
-            {
+        match (self.expect, self.root.take()) {
+            (Expect::End, Some(root)) => Ok(root),
+            (_, None) if self.offset == 0 || matches!(self.token, Token::None) => {
                 Err(PartialJsonError::Empty)
             }
-            None => Err(PartialJsonError::Incomplete {
+            _ => Err(PartialJsonError::Incomplete {
                 offset: self.offset,
             }),
         }
@@ -517,13 +633,49 @@ mod tests {
         let mut p = PartialJson::new();
         assert_eq!(p.snapshot(), None);
         p.push(r#"{"items": [1, 2"#);
-        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2]})));
+        assert_eq!(p.snapshot(), Some(&json!({"items": [1, 2]})));
         p.push(r#"], "na"#);
-        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2]})));
+        assert_eq!(p.snapshot(), Some(&json!({"items": [1, 2]})));
         p.push(r#"me": "ab"#);
-        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2], "name": "ab"})));
+        assert_eq!(p.snapshot(), Some(&json!({"items": [1, 2], "name": "ab"})));
         p.push(r#"c", "ok": tr"#);
-        assert_eq!(p.snapshot(), Some(json!({"items": [1, 2], "name": "abc"})));
+        assert_eq!(p.snapshot(), Some(&json!({"items": [1, 2], "name": "abc"})));
+    }
+
+    #[test]
+    fn snapshots_follow_strings_numbers_and_nesting_as_they_grow() {
+        let mut p = PartialJson::new();
+        let steps = [
+            ("[", json!([])),
+            ("-", json!([])),
+            ("1", json!([-1])),
+            // "-1." is not a number (yet): left out until it is one again.
+            (".", json!([])),
+            ("5", json!([-1.5])),
+            (", {\"a\": [\"x", json!([-1.5, {"a": ["x"]}])),
+            ("y\\u00", json!([-1.5, {"a": ["xy"]}])),
+            ("e9\"], \"b\": {", json!([-1.5, {"a": ["xyé"], "b": {}}])),
+            ("}}, nul", json!([-1.5, {"a": ["xyé"], "b": {}}])),
+            ("l]", json!([-1.5, {"a": ["xyé"], "b": {}}, null])),
+        ];
+        for (fragment, expected) in steps {
+            p.push(fragment);
+            assert_eq!(p.snapshot(), Some(&expected), "after {fragment:?}");
+        }
+        assert_eq!(p.finish(), Ok(json!([-1.5, {"a": ["xyé"], "b": {}}, null])));
+    }
+
+    #[test]
+    fn nesting_is_limited_like_serde_json() {
+        let deep = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert!(serde_json::from_str::<Value>(&deep).is_ok());
+        assert_eq!(parse_split(&deep, 7).map(|_| ()), Ok(()));
+        let deeper = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert!(serde_json::from_str::<Value>(&deeper).is_err());
+        assert_eq!(
+            parse_split(&deeper, 7),
+            Err(PartialJsonError::TooDeep { offset: MAX_DEPTH })
+        );
     }
 
     #[test]

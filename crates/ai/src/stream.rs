@@ -97,7 +97,11 @@ impl AssistantMessageEventStream {
     }
 
     /// The arguments parsed so far of the tool call at `content_index`, while it streams.
-    pub fn partial_arguments(&mut self, content_index: usize) -> Option<serde_json::Value> {
+    ///
+    /// The argument text that arrived since the last call is parsed now (each byte once over
+    /// the whole stream) into a value kept up to date in place, so a call costs O(new text)
+    /// however large the arguments are; clone the value to keep it past the next event.
+    pub fn partial_arguments(&mut self, content_index: usize) -> Option<&serde_json::Value> {
         self.partial.partial_arguments(content_index)
     }
 
@@ -141,8 +145,9 @@ impl PartialMessage {
         self.message.take()
     }
 
-    /// The arguments parsed so far of the tool call at `content_index`, while it streams.
-    pub fn partial_arguments(&mut self, content_index: usize) -> Option<serde_json::Value> {
+    /// The arguments parsed so far of the tool call at `content_index`, while it streams
+    /// (O(text since the last call); see [`AssistantMessageEventStream::partial_arguments`]).
+    pub fn partial_arguments(&mut self, content_index: usize) -> Option<&serde_json::Value> {
         let (raw, parser) = self.raw_arguments.get_mut(content_index)?;
         let fed = parser.len();
         if let Some(rest) = raw.get(fed..) {

@@ -41,12 +41,20 @@ fn split<'a>(text: &'a str, cuts: &[Index]) -> Vec<&'a str> {
     points.windows(2).map(|w| &text[w[0]..w[1]]).collect()
 }
 
-/// Feeds `chunks`, taking a snapshot after each (it must never panic), then finishes.
+/// Feeds `chunks`, then finishes. After each chunk the snapshot (the value built in place so
+/// far) must be what a parser given the same text in one piece holds: how the text was split
+/// never shows.
 fn parse_chunks(chunks: &[&str]) -> Result<Value, oxpi_ai::partial_json::PartialJsonError> {
     let mut parser = PartialJson::new();
+    let mut fed = String::new();
     for chunk in chunks {
         parser.push(chunk);
-        let _ = parser.snapshot();
+        fed.push_str(chunk);
+        if parser.error().is_none() {
+            let mut whole = PartialJson::new();
+            whole.push(&fed);
+            assert_eq!(parser.snapshot(), whole.snapshot(), "after {fed:?}");
+        }
     }
     if parser.error().is_none() {
         assert_eq!(parser.len(), chunks.iter().map(|c| c.len()).sum::<usize>());
@@ -95,7 +103,7 @@ proptest! {
             let snapshot = parser.snapshot();
             prop_assert!(matches!(snapshot, Some(Value::Object(_))), "{:?}", snapshot);
         }
-        prop_assert_eq!(parser.snapshot(), Some(value.clone()));
+        prop_assert_eq!(parser.snapshot(), Some(&value));
         prop_assert_eq!(parser.finish(), Ok(value));
     }
 

@@ -696,7 +696,7 @@ async fn partial_arguments_returns_the_parsed_prefix_while_streaming() {
         if let Some(index) = after {
             snapshots.push((
                 kind(events.last().unwrap()),
-                stream.partial_arguments(index),
+                stream.partial_arguments(index).cloned(),
             ));
             // Not a streaming tool call: the text block.
             assert_eq!(stream.partial_arguments(0), None);
