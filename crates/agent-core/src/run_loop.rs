@@ -219,13 +219,13 @@ async fn request_reply(
                 started = true;
                 inner
                     .emit(AgentEvent::MessageStart {
-                        message: Message::Assistant(partial),
+                        message: Message::Assistant(*partial),
                     })
                     .await;
             }
             AssistantMessageEvent::Done { message, .. }
             | AssistantMessageEvent::Error { error: message, .. } => {
-                last = Some(message);
+                last = Some(*message);
                 break;
             }
             other => {

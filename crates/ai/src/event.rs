@@ -11,6 +11,9 @@ use crate::types::message::{AssistantMessage, StopReason};
 
 /// One event of an assistant reply's stream. Every stream ends with exactly one
 /// [`Done`](Self::Done) or [`Error`](Self::Error), then ends.
+///
+/// Messages and finished tool calls are boxed so that an event stays small (64 bytes): the
+/// many delta events are moved through the provider's batch, the channel and the consumer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "type",
@@ -22,7 +25,7 @@ pub enum AssistantMessageEvent {
     Start {
         /// The empty message.
         #[serde(serialize_with = "with_role")]
-        partial: AssistantMessage,
+        partial: Box<AssistantMessage>,
     },
     /// A text block started at `content_index`.
     TextStart {
@@ -86,7 +89,7 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         /// The finished call.
         #[serde(serialize_with = "with_type")]
-        tool_call: ToolCall,
+        tool_call: Box<ToolCall>,
     },
     /// The reply finished (`stop`, `length` or `toolUse`).
     Done {
@@ -94,7 +97,7 @@ pub enum AssistantMessageEvent {
         reason: StopReason,
         /// The final message.
         #[serde(serialize_with = "with_role")]
-        message: AssistantMessage,
+        message: Box<AssistantMessage>,
     },
     /// The reply failed (`error`) or was cancelled (`aborted`); partial content is kept.
     Error {
@@ -102,7 +105,7 @@ pub enum AssistantMessageEvent {
         reason: StopReason,
         /// The final message, with `errorMessage` set.
         #[serde(serialize_with = "with_role")]
-        error: AssistantMessage,
+        error: Box<AssistantMessage>,
     },
 }
 

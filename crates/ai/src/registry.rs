@@ -161,7 +161,7 @@ fn error_event(model: &Model, text: String) -> AssistantMessageEvent {
     error.error_message = Some(text);
     AssistantMessageEvent::Error {
         reason: StopReason::Error,
-        error,
+        error: Box::new(error),
     }
 }
 

@@ -292,7 +292,9 @@ impl ReplyBuilder {
             self.started = true;
             let partial = self.message.clone();
             self.sink
-                .send(AssistantMessageEvent::Start { partial })
+                .send(AssistantMessageEvent::Start {
+                    partial: Box::new(partial),
+                })
                 .await;
         }
     }
@@ -518,7 +520,7 @@ impl ReplyBuilder {
                 }
                 AssistantMessageEvent::ToolcallEnd {
                     content_index: index,
-                    tool_call: tc.clone(),
+                    tool_call: Box::new(tc.clone()),
                 }
             }
         };
@@ -535,7 +537,7 @@ impl ReplyBuilder {
         self.sink
             .send(AssistantMessageEvent::Done {
                 reason,
-                message: message.clone(),
+                message: Box::new(message.clone()),
             })
             .await;
         message
@@ -556,7 +558,7 @@ impl ReplyBuilder {
         self.sink
             .send(AssistantMessageEvent::Error {
                 reason,
-                error: message.clone(),
+                error: Box::new(message.clone()),
             })
             .await;
         message

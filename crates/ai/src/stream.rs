@@ -113,7 +113,7 @@ impl AssistantMessageEventStream {
             if let AssistantMessageEvent::Done { message, .. }
             | AssistantMessageEvent::Error { error: message, .. } = event
             {
-                last = Some(message);
+                last = Some(*message);
             }
         }
         last.unwrap_or_else(|| {
@@ -160,7 +160,7 @@ impl PartialMessage {
     pub fn apply(&mut self, event: &AssistantMessageEvent) {
         use AssistantMessageEvent as E;
         match event {
-            E::Start { partial } => self.message = Some(partial.clone()),
+            E::Start { partial } => self.message = Some((**partial).clone()),
             E::TextStart { .. } => self.push_block(AssistantContent::text("")),
             E::ThinkingStart { .. } => self.push_block(AssistantContent::thinking("")),
             E::ToolcallStart {
@@ -207,13 +207,13 @@ impl PartialMessage {
             } => {
                 self.raw_arguments.remove(content_index);
                 if let Some(block) = self.block(*content_index) {
-                    *block = AssistantContent::ToolCall(tool_call.clone());
+                    *block = AssistantContent::ToolCall((**tool_call).clone());
                 }
             }
             E::TextEnd { .. } | E::ThinkingEnd { .. } => {}
             E::Done { message, .. } | E::Error { error: message, .. } => {
                 self.raw_arguments.clear();
-                self.message = Some(message.clone());
+                self.message = Some((**message).clone());
             }
         }
     }

@@ -574,7 +574,7 @@ fn pi_stream_events_with_partial_deserialize() {
         events,
         vec![
             E::Start {
-                partial: partial_message
+                partial: Box::new(partial_message)
             },
             E::TextStart { content_index: 0 },
             E::TextDelta {
@@ -607,15 +607,19 @@ fn pi_stream_events_with_partial_deserialize() {
             },
             E::ToolcallEnd {
                 content_index: 1,
-                tool_call: ToolCall::new("call_abc", "read", args(json!({"path": "a.txt"})))
+                tool_call: Box::new(ToolCall::new(
+                    "call_abc",
+                    "read",
+                    args(json!({"path": "a.txt"}))
+                ))
             },
             E::Done {
                 reason: StopReason::ToolUse,
-                message: final_message
+                message: Box::new(final_message)
             },
             E::Error {
                 reason: StopReason::Aborted,
-                error: error_message
+                error: Box::new(error_message)
             },
         ]
     );
@@ -630,7 +634,7 @@ fn oxpi_events_serialize_with_pis_field_names() {
     let cases = vec![
         (
             E::Start {
-                partial: message.clone(),
+                partial: Box::new(message.clone()),
             },
             json!({"type": "start", "partial": pi_message}),
         ),
@@ -688,14 +692,14 @@ fn oxpi_events_serialize_with_pis_field_names() {
         (
             E::Done {
                 reason: StopReason::Length,
-                message: message.clone(),
+                message: Box::new(message.clone()),
             },
             json!({"type": "done", "reason": "length", "message": pi_message}),
         ),
         (
             E::Error {
                 reason: StopReason::Error,
-                error: message,
+                error: Box::new(message),
             },
             json!({"type": "error", "reason": "error", "error": pi_message}),
         ),
@@ -714,7 +718,11 @@ fn oxpi_events_serialize_with_pis_field_names() {
 fn toolcall_end_event_uses_pis_field_names() {
     let event = AssistantMessageEvent::ToolcallEnd {
         content_index: 2,
-        tool_call: ToolCall::new("call_1", "read", args(json!({"path": "a.txt"}))),
+        tool_call: Box::new(ToolCall::new(
+            "call_1",
+            "read",
+            args(json!({"path": "a.txt"})),
+        )),
     };
     let value = serde_json::to_value(&event).unwrap();
     assert_eq!(value["type"], json!("toolcall_end"));
@@ -732,7 +740,11 @@ fn toolcall_end_event_uses_pis_field_names() {
 fn toolcall_end_event_tool_call_has_pis_type_field() {
     let event = AssistantMessageEvent::ToolcallEnd {
         content_index: 2,
-        tool_call: ToolCall::new("call_1", "read", args(json!({"path": "a.txt"}))),
+        tool_call: Box::new(ToolCall::new(
+            "call_1",
+            "read",
+            args(json!({"path": "a.txt"})),
+        )),
     };
     assert_eq!(
         serde_json::to_value(&event).unwrap(),
@@ -759,21 +771,21 @@ fn event_messages_carry_pis_role_field() {
     let events = [
         (
             AssistantMessageEvent::Start {
-                partial: message.clone(),
+                partial: Box::new(message.clone()),
             },
             json!({"type": "start", "partial": pi_assistant_error()}),
         ),
         (
             AssistantMessageEvent::Done {
                 reason: StopReason::Stop,
-                message: message.clone(),
+                message: Box::new(message.clone()),
             },
             json!({"type": "done", "reason": "stop", "message": pi_assistant_error()}),
         ),
         (
             AssistantMessageEvent::Error {
                 reason: StopReason::Error,
-                error: message,
+                error: Box::new(message),
             },
             json!({"type": "error", "reason": "error", "error": pi_assistant_error()}),
         ),

@@ -186,7 +186,7 @@ fn check_grammar(events: &[AssistantMessageEvent]) -> AssistantMessage {
                 assert_eq!(t.thinking, block.1)
             }
             (AssistantContent::ToolCall(tc), Some(E::ToolcallEnd { tool_call, .. })) => {
-                assert_eq!(tc, tool_call)
+                assert_eq!(tc, &**tool_call)
             }
             (content, end) => panic!("block {i}: final {content:?} does not match end {end:?}"),
         }
@@ -235,7 +235,7 @@ fn deltas(events: &[AssistantMessageEvent], index: usize) -> Vec<String> {
 
 fn start_partial(events: &[AssistantMessageEvent]) -> AssistantMessage {
     match &events[0] {
-        AssistantMessageEvent::Start { partial } => partial.clone(),
+        AssistantMessageEvent::Start { partial } => (**partial).clone(),
         other => panic!("first event is not start: {other:?}"),
     }
 }
@@ -271,7 +271,9 @@ async fn text_reply_streams_the_exact_event_sequence() {
     assert_eq!(
         events,
         vec![
-            E::Start { partial: empty },
+            E::Start {
+                partial: Box::new(empty)
+            },
             E::TextStart { content_index: 0 },
             E::TextDelta {
                 content_index: 0,
@@ -291,7 +293,7 @@ async fn text_reply_streams_the_exact_event_sequence() {
             },
             E::Done {
                 reason: StopReason::Stop,
-                message: final_message.clone()
+                message: Box::new(final_message.clone())
             },
         ]
     );
@@ -478,7 +480,7 @@ async fn empty_queue_ends_in_one_error_event() {
         events[1],
         AssistantMessageEvent::Error {
             reason: StopReason::Error,
-            error: expected
+            error: Box::new(expected)
         }
     );
     assert_eq!(stream.partial(), Some(&message));
@@ -510,7 +512,7 @@ async fn malformed_tool_call_arguments_are_reported_not_replaced_by_an_empty_obj
         events[7],
         AssistantMessageEvent::ToolcallEnd {
             content_index: 0,
-            tool_call: bad.clone()
+            tool_call: Box::new(bad.clone())
         }
     );
     let message = check_grammar(&events);
@@ -592,7 +594,7 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_text() {
         events.last().unwrap(),
         &AssistantMessageEvent::Error {
             reason: StopReason::Aborted,
-            error: expected
+            error: Box::new(expected)
         }
     );
     assert_eq!(stream.partial(), Some(&message));
