@@ -33,10 +33,10 @@ pub struct EventSink {
 /// Most events a batching sink holds before the provider waits for the consumer to take them.
 const MAX_HELD: usize = 256;
 
-/// Takes the held events, leaving room for as many (the next batch is usually as large), so
-/// the holding vector is not regrown event by event.
+/// Takes the held events, leaving room for twice as many (batches follow the network reads,
+/// which grow), so the holding vector is not regrown event by event.
 fn take_sized(held: &mut Vec<AssistantMessageEvent>) -> Vec<AssistantMessageEvent> {
-    let room = held.len().min(MAX_HELD);
+    let room = (held.len() * 2).clamp(16, MAX_HELD);
     std::mem::replace(held, Vec::with_capacity(room))
 }
 

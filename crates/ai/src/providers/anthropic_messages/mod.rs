@@ -197,27 +197,26 @@ async fn run(
         let fast = (message.event == "content_block_delta")
             .then(|| BlockDeltaData::parse(data))
             .flatten();
-        let parsed = match fast {
-            Some(event) => Ok(event.into_event()),
-            None => serde_json::from_str::<StreamEvent>(data),
+        let flow = match fast {
+            Some(delta) => processor.process_block_delta(&delta).await,
+            None => match serde_json::from_str::<StreamEvent>(data) {
+                Ok(event) => processor.process(event).await,
+                Err(e) => {
+                    source.close();
+                    let what = if message.event == "error" {
+                        "The server sent an error".to_string()
+                    } else {
+                        format!("Could not parse a stream event ({e})")
+                    };
+                    let text = format!("{what}: {}", quote_chunk(data));
+                    processor
+                        .fail(StopReason::Error, redact(text, key.as_ref()))
+                        .await;
+                    return;
+                }
+            },
         };
-        let event = match parsed {
-            Ok(event) => event,
-            Err(e) => {
-                source.close();
-                let what = if message.event == "error" {
-                    "The server sent an error".to_string()
-                } else {
-                    format!("Could not parse a stream event ({e})")
-                };
-                let text = format!("{what}: {}", quote_chunk(data));
-                processor
-                    .fail(StopReason::Error, redact(text, key.as_ref()))
-                    .await;
-                return;
-            }
-        };
-        match processor.process(event).await {
+        match flow {
             Ok(Flow::Continue) => {}
             Ok(Flow::Complete) => {
                 source.close();

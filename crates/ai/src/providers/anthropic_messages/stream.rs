@@ -14,7 +14,7 @@
 //! it, as in pi); `max_tokens` and `model_context_window_exceeded` → `length`; `tool_use` →
 //! `toolUse`; `refusal` and `sensitive` → `error` saying so; anything else → `stop`.
 
-use super::wire::{Delta, MessageShell, StartBlock, StreamEvent, WireUsage};
+use super::wire::{BlockDeltaData, DeltaRef, MessageShell, StartBlock, StreamEvent, WireUsage};
 use crate::reply::ReplyBuilder;
 use crate::types::content::ThinkingContent;
 use crate::types::message::{AssistantMessage, StopReason};
@@ -96,7 +96,9 @@ impl EventProcessor {
                 index,
                 content_block,
             } => self.block_start(index, content_block).await,
-            StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta).await?,
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                self.delta(index, delta.as_delta_ref()).await?
+            }
             StreamEvent::ContentBlockStop { index } => self.block_stop(index).await,
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason.filter(|r| !r.is_empty()) {
@@ -186,31 +188,40 @@ impl EventProcessor {
         self.open = Some(Open { index, kind });
     }
 
-    async fn delta(&mut self, index: u64, delta: Delta) -> Result<(), String> {
+    /// Applies a `content_block_delta` read by [`BlockDeltaData::parse`] (the common event,
+    /// read without building a [`StreamEvent`]).
+    pub async fn process_block_delta(
+        &mut self,
+        event: &BlockDeltaData<'_>,
+    ) -> Result<Flow, String> {
+        self.out.start().await;
+        self.delta(event.index, event.delta.as_delta_ref()).await?;
+        Ok(Flow::Continue)
+    }
+
+    async fn delta(&mut self, index: u64, delta: DeltaRef<'_>) -> Result<(), String> {
         let Some(open) = self.open.as_mut().filter(|o| o.index == index) else {
             return Err(format!(
                 "a content_block_delta arrived for block {index}, which is not open"
             ));
         };
         match (&mut open.kind, delta) {
-            (_, Delta::Other) | (Kind::Skipped, _) => {}
-            (Kind::Text, Delta::TextDelta { text }) => self.out.text(&text).await,
-            (Kind::Thinking, Delta::ThinkingDelta { thinking }) => {
-                self.out.thinking(&thinking).await
-            }
-            (Kind::Thinking, Delta::SignatureDelta { signature }) => {
+            (_, DeltaRef::Other) | (Kind::Skipped, _) => {}
+            (Kind::Text, DeltaRef::Text(text)) => self.out.text(text).await,
+            (Kind::Thinking, DeltaRef::Thinking(thinking)) => self.out.thinking(thinking).await,
+            (Kind::Thinking, DeltaRef::Signature(signature)) => {
                 if !signature.is_empty() {
                     self.out.thinking_signature(signature);
                 }
             }
-            (Kind::ToolUse { had_delta, .. }, Delta::InputJsonDelta { partial_json }) => {
+            (Kind::ToolUse { had_delta, .. }, DeltaRef::InputJson(partial_json)) => {
                 *had_delta = true;
-                self.out.tool_call_delta(&partial_json).await;
+                self.out.tool_call_delta(partial_json).await;
             }
             (kind, other) => {
                 return Err(format!(
                     "a {} arrived for block {index}, a {} block",
-                    delta_name(&other),
+                    delta_name(other),
                     kind.name()
                 ))
             }
@@ -314,12 +325,12 @@ impl EventProcessor {
     }
 }
 
-fn delta_name(delta: &Delta) -> &'static str {
+fn delta_name(delta: DeltaRef<'_>) -> &'static str {
     match delta {
-        Delta::TextDelta { .. } => "text_delta",
-        Delta::ThinkingDelta { .. } => "thinking_delta",
-        Delta::SignatureDelta { .. } => "signature_delta",
-        Delta::InputJsonDelta { .. } => "input_json_delta",
-        Delta::Other => "delta",
+        DeltaRef::Text(_) => "text_delta",
+        DeltaRef::Thinking(_) => "thinking_delta",
+        DeltaRef::Signature(_) => "signature_delta",
+        DeltaRef::InputJson(_) => "input_json_delta",
+        DeltaRef::Other => "delta",
     }
 }

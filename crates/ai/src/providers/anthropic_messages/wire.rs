@@ -365,8 +365,12 @@ mod tests {
         ];
         for data in cases {
             let tagged: StreamEvent = serde_json::from_str(data).unwrap();
-            let flat = BlockDeltaData::parse(data).map(BlockDeltaData::into_event);
-            assert_eq!(flat, Some(tagged), "{data}");
+            let flat = BlockDeltaData::parse(data).unwrap();
+            let StreamEvent::ContentBlockDelta { delta, .. } = &tagged else {
+                panic!("{data}");
+            };
+            assert_eq!(flat.delta.as_delta_ref(), delta.as_delta_ref(), "{data}");
+            assert_eq!(flat.into_event(), tagged, "{data}");
         }
     }
 
@@ -451,6 +455,51 @@ mod tests {
             serde_json::to_value(&thinking).unwrap(),
             json!({"type": "redacted_thinking", "data": "d"})
         );
+    }
+}
+
+/// A [`Delta`] seen through borrowed text: what the stream processor works on, whether the
+/// delta came as a [`StreamEvent`] or as a [`BlockDeltaData`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeltaRef<'a> {
+    /// `text_delta`.
+    Text(&'a str),
+    /// `thinking_delta`.
+    Thinking(&'a str),
+    /// `signature_delta`.
+    Signature(&'a str),
+    /// `input_json_delta`.
+    InputJson(&'a str),
+    /// Any other type.
+    Other,
+}
+
+impl Delta {
+    /// This delta as a [`DeltaRef`].
+    pub fn as_delta_ref(&self) -> DeltaRef<'_> {
+        match self {
+            Delta::TextDelta { text } => DeltaRef::Text(text),
+            Delta::ThinkingDelta { thinking } => DeltaRef::Thinking(thinking),
+            Delta::SignatureDelta { signature } => DeltaRef::Signature(signature),
+            Delta::InputJsonDelta { partial_json } => DeltaRef::InputJson(partial_json),
+            Delta::Other => DeltaRef::Other,
+        }
+    }
+}
+
+impl FlatDelta<'_> {
+    /// This delta as a [`DeltaRef`] (a missing field reads as empty text, as in [`Delta`]).
+    pub fn as_delta_ref(&self) -> DeltaRef<'_> {
+        fn get<'t>(field: &'t Option<Text<'_>>) -> &'t str {
+            field.as_ref().map_or("", Text::as_str)
+        }
+        match self.kind.as_str() {
+            "text_delta" => DeltaRef::Text(get(&self.text)),
+            "thinking_delta" => DeltaRef::Thinking(get(&self.thinking)),
+            "signature_delta" => DeltaRef::Signature(get(&self.signature)),
+            "input_json_delta" => DeltaRef::InputJson(get(&self.partial_json)),
+            _ => DeltaRef::Other,
+        }
     }
 }
 
