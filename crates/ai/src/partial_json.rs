@@ -1,8 +1,10 @@
 //! An incremental JSON parser for streamed tool-call arguments.
 //!
 //! Fragments are pushed as they arrive; each byte is looked at once, so the total work is
-//! O(argument bytes) however the text is split. The value is built in place as it is parsed:
-//! [`PartialJson::snapshot`] is a reference to it (for progress UIs, O(1)), and
+//! O(argument bytes) however the text is split. [`PartialJson::snapshot`] shows the value
+//! parsed so far (for progress UIs) without copying it: the open arrays, objects and string are
+//! moved into one tree for the caller to read, and moved back out when the next fragment comes,
+//! so a snapshot costs O(nesting depth) whatever the size of the value.
 //! [`PartialJson::finish`] returns the complete value or an error that says what was wrong.
 //!
 //! ```
@@ -81,13 +83,10 @@ enum Expect {
     End,
 }
 
-/// An open array or object. Its contents live in the value tree (`PartialJson::root`); the
-/// frame says how to reach the open child: the last element of an array, or the value of the
-/// object's current key (set from the key's closing quote until its value is complete).
 #[derive(Debug, Clone)]
 enum Frame {
-    Array,
-    Object(Option<String>),
+    Array(Vec<Value>),
+    Object(Map<String, Value>, Option<String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,11 +105,7 @@ enum Token {
         escape: Escape,
         high_surrogate: Option<u32>,
     },
-    Number {
-        text: String,
-        /// Whether the number's value so far stands in the tree.
-        in_tree: bool,
-    },
+    Number(String),
     Literal {
         text: &'static str,
         matched: usize,
@@ -123,10 +118,13 @@ pub struct PartialJson {
     stack: Vec<Frame>,
     expect: Expect,
     token: Token,
-    /// The value parsed so far, open strings, arrays and objects included.
     root: Option<Value>,
     offset: usize,
     error: Option<PartialJsonError>,
+    /// While a snapshot is out: the open containers (and open string) moved into one tree.
+    view: Option<Value>,
+    /// While a snapshot is out: per frame, bottom first, whether its open child is attached.
+    attached: Option<Vec<bool>>,
 }
 
 impl Default for PartialJson {
@@ -145,6 +143,8 @@ impl PartialJson {
             root: None,
             offset: 0,
             error: None,
+            view: None,
+            attached: None,
         }
     }
 
@@ -168,6 +168,7 @@ impl PartialJson {
         if self.error.is_some() {
             return;
         }
+        self.unlink();
         for ch in fragment.chars() {
             if let Err(e) = self.step(ch) {
                 self.error = Some(e);
@@ -175,123 +176,14 @@ impl PartialJson {
             }
             self.offset += ch.len_utf8();
         }
-        self.sync_token();
-    }
-
-    /// Brings the open string or number of the tree up to date with the token: string text
-    /// is appended (each character once), a number is replaced by its value so far (left out
-    /// while it is not a number yet, as after `-`).
-    fn sync_token(&mut self) {
-        match &mut self.token {
-            Token::Str {
-                buf, is_key: false, ..
-            } if !buf.is_empty() => {
-                let text = std::mem::take(buf);
-                if let Some(Value::String(open)) = self.open_child() {
-                    open.push_str(&text);
-                }
-                if let Token::Str { buf, .. } = &mut self.token {
-                    // Keep the allocation for the next fragment.
-                    *buf = text;
-                    buf.clear();
-                }
-            }
-            Token::Number { text, in_tree } => {
-                let parsed = parse_number(text).map(Value::Number);
-                let was_in_tree = std::mem::replace(in_tree, parsed.is_some());
-                match (parsed, was_in_tree) {
-                    (Some(value), true) => {
-                        if let Some(open) = self.open_child() {
-                            *open = value;
-                        }
-                    }
-                    (Some(value), false) => self.insert(value),
-                    (None, true) => self.remove_open_child(),
-                    (None, false) => {}
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The container at the top of the stack (the root when the stack is empty of frames
-    /// but a container is open at the root).
-    fn top_container(&mut self) -> Option<&mut Value> {
-        let mut node = self.root.as_mut()?;
-        let depth = self.stack.len();
-        for frame in self.stack.iter().take(depth.saturating_sub(1)) {
-            node = match (frame, node) {
-                (Frame::Array, Value::Array(items)) => items.last_mut()?,
-                (Frame::Object(Some(key)), Value::Object(map)) => map.get_mut(key)?,
-                _ => return None,
-            };
-        }
-        Some(node)
-    }
-
-    /// The open child of the top container (the root itself when no container is open).
-    fn open_child(&mut self) -> Option<&mut Value> {
-        if self.stack.is_empty() {
-            return self.root.as_mut();
-        }
-        let key = match self.stack.last() {
-            Some(Frame::Object(Some(key))) => Some(key.clone()),
-            _ => None,
-        };
-        match (self.top_container()?, key) {
-            (Value::Array(items), None) => items.last_mut(),
-            (Value::Object(map), Some(key)) => map.get_mut(&key),
-            _ => None,
-        }
-    }
-
-    /// Places a value that starts (or, for numbers and literals, completes) in the tree: as
-    /// the root, the next array element, or the value of the current key.
-    fn insert(&mut self, value: Value) {
-        if self.stack.is_empty() {
-            self.root = Some(value);
-            return;
-        }
-        let key = match self.stack.last() {
-            Some(Frame::Object(Some(key))) => Some(key.clone()),
-            _ => None,
-        };
-        match (self.top_container(), key) {
-            (Some(Value::Array(items)), None) => items.push(value),
-            (Some(Value::Object(map)), Some(key)) => {
-                map.insert(key, value);
-            }
-            _ => {}
-        }
-    }
-
-    /// Takes a number that stopped being one (never happens for valid prefixes) out again.
-    fn remove_open_child(&mut self) {
-        if self.stack.is_empty() {
-            self.root = None;
-            return;
-        }
-        let key = match self.stack.last() {
-            Some(Frame::Object(Some(key))) => Some(key.clone()),
-            _ => None,
-        };
-        match (self.top_container(), key) {
-            (Some(Value::Array(items)), None) => {
-                items.pop();
-            }
-            (Some(Value::Object(map)), Some(key)) => {
-                map.remove(&key);
-            }
-            _ => {}
-        }
     }
 
     fn step(&mut self, ch: char) -> Result<(), PartialJsonError> {
         match &mut self.token {
             Token::Str { .. } => return self.string_char(ch),
-            Token::Number { text, .. } => {
+            Token::Number(buf) => {
                 if matches!(ch, '0'..='9' | '-' | '+' | '.' | 'e' | 'E') {
-                    text.push(ch);
+                    buf.push(ch);
                     return Ok(());
                 }
                 self.finish_number()?;
@@ -309,8 +201,7 @@ impl PartialJson {
                         _ => Value::Null,
                     };
                     self.token = Token::None;
-                    self.insert(value);
-                    self.complete_value();
+                    self.complete_value(value);
                 }
                 return Ok(());
             }
@@ -342,7 +233,7 @@ impl PartialJson {
             }
             (Expect::CommaOrEnd, ',') => {
                 self.expect = match self.stack.last() {
-                    Some(Frame::Array) => Expect::Value,
+                    Some(Frame::Array(_)) => Expect::Value,
                     _ => Expect::Key,
                 };
                 Ok(())
@@ -354,24 +245,20 @@ impl PartialJson {
 
     fn start_value(&mut self, ch: char) -> Result<(), PartialJsonError> {
         match ch {
-            '{' | '[' => {
-                if self.stack.len() >= MAX_DEPTH {
-                    return Err(PartialJsonError::TooDeep {
-                        offset: self.offset,
-                    });
-                }
-                if ch == '{' {
-                    self.insert(Value::Object(Map::new()));
-                    self.stack.push(Frame::Object(None));
-                    self.expect = Expect::KeyOrObjectEnd;
-                } else {
-                    self.insert(Value::Array(Vec::new()));
-                    self.stack.push(Frame::Array);
-                    self.expect = Expect::ValueOrArrayEnd;
-                }
+            '{' | '[' if self.stack.len() >= MAX_DEPTH => {
+                return Err(PartialJsonError::TooDeep {
+                    offset: self.offset,
+                })
+            }
+            '{' => {
+                self.stack.push(Frame::Object(Map::new(), None));
+                self.expect = Expect::KeyOrObjectEnd;
+            }
+            '[' => {
+                self.stack.push(Frame::Array(Vec::new()));
+                self.expect = Expect::ValueOrArrayEnd;
             }
             '"' => {
-                self.insert(Value::String(String::new()));
                 self.token = Token::Str {
                     buf: String::new(),
                     is_key: false,
@@ -379,12 +266,7 @@ impl PartialJson {
                     high_surrogate: None,
                 }
             }
-            '-' | '0'..='9' => {
-                self.token = Token::Number {
-                    text: ch.to_string(),
-                    in_tree: false,
-                }
-            }
+            '-' | '0'..='9' => self.token = Token::Number(ch.to_string()),
             't' => {
                 self.token = Token::Literal {
                     text: "true",
@@ -409,47 +291,48 @@ impl PartialJson {
     }
 
     fn close(&mut self, ch: char) -> Result<(), PartialJsonError> {
-        match (self.stack.last(), ch) {
-            (Some(Frame::Array), ']') | (Some(Frame::Object(None)), '}') => {
-                self.stack.pop();
-                self.complete_value();
-                Ok(())
+        let value = match (self.stack.pop(), ch) {
+            (Some(Frame::Array(items)), ']') => Value::Array(items),
+            (Some(Frame::Object(map, None)), '}') => Value::Object(map),
+            (frame, _) => {
+                if let Some(frame) = frame {
+                    self.stack.push(frame);
+                }
+                return Err(self.unexpected(ch));
             }
-            _ => Err(self.unexpected(ch)),
-        }
+        };
+        self.complete_value(value);
+        Ok(())
     }
 
-    /// The open value (already in the tree) is complete.
-    fn complete_value(&mut self) {
+    fn complete_value(&mut self, value: Value) {
         match self.stack.last_mut() {
-            None => self.expect = Expect::End,
-            Some(Frame::Array) => self.expect = Expect::CommaOrEnd,
-            Some(Frame::Object(key)) => {
-                *key = None;
+            None => {
+                self.root = Some(value);
+                self.expect = Expect::End;
+            }
+            Some(Frame::Array(items)) => {
+                items.push(value);
+                self.expect = Expect::CommaOrEnd;
+            }
+            Some(Frame::Object(map, key)) => {
+                if let Some(key) = key.take() {
+                    map.insert(key, value);
+                }
                 self.expect = Expect::CommaOrEnd;
             }
         }
     }
 
     fn finish_number(&mut self) -> Result<(), PartialJsonError> {
-        let Token::Number { text, in_tree } = std::mem::replace(&mut self.token, Token::None)
-        else {
+        let Token::Number(text) = std::mem::replace(&mut self.token, Token::None) else {
             return Ok(());
         };
-        let Some(number) = parse_number(&text) else {
-            return Err(PartialJsonError::InvalidNumber {
-                text,
-                offset: self.offset,
-            });
-        };
-        if in_tree {
-            if let Some(open) = self.open_child() {
-                *open = Value::Number(number);
-            }
-        } else {
-            self.insert(Value::Number(number));
-        }
-        self.complete_value();
+        let number = parse_number(&text).ok_or(PartialJsonError::InvalidNumber {
+            text,
+            offset: self.offset,
+        })?;
+        self.complete_value(Value::Number(number));
         Ok(())
     }
 
@@ -474,15 +357,12 @@ impl PartialJson {
                     let is_key = *is_key;
                     self.token = Token::None;
                     if is_key {
-                        if let Some(Frame::Object(key)) = self.stack.last_mut() {
+                        if let Some(Frame::Object(_, key)) = self.stack.last_mut() {
                             *key = Some(text);
                         }
                         self.expect = Expect::Colon;
                     } else {
-                        if let Some(Value::String(open)) = self.open_child() {
-                            open.push_str(&text);
-                        }
-                        self.complete_value();
+                        self.complete_value(Value::String(text));
                     }
                 }
                 '\\' => *escape = Escape::Backslash,
@@ -557,27 +437,112 @@ impl PartialJson {
     }
 
     /// The value parsed so far, with open strings, arrays and objects closed where they stand
-    /// and an unfinished key or literal left out (a number counts with the digits so far).
-    /// `None` before any value starts. The value is kept up to date as fragments are pushed,
-    /// so this costs nothing; clone it to keep it.
-    pub fn snapshot(&self) -> Option<&Value> {
-        self.root.as_ref()
+    /// and an unfinished key, literal or number left out (a number counts with the digits so
+    /// far once they form one). `None` before any value starts.
+    ///
+    /// Nothing is copied: the open containers and string are moved into one tree, which stays
+    /// until the next [`push`](Self::push), so this costs O(nesting depth) plus the length of
+    /// the open keys, however large the value. Clone the value to keep it.
+    pub fn snapshot(&mut self) -> Option<&Value> {
+        if self.root.is_some() {
+            return self.root.as_ref();
+        }
+        self.link();
+        self.view.as_ref()
+    }
+
+    /// Moves the open string (or a copy of the number so far) and the open containers into
+    /// `view`, innermost first, each as the open child of the one below.
+    fn link(&mut self) {
+        if self.attached.is_some() {
+            return;
+        }
+        let mut pending: Option<Value> = match &mut self.token {
+            Token::Str {
+                buf, is_key: false, ..
+            } => Some(Value::String(std::mem::take(buf))),
+            Token::Number(text) => parse_number(text).map(Value::Number),
+            _ => None,
+        };
+        let mut attached = vec![false; self.stack.len()];
+        for (frame, attached) in self.stack.iter_mut().zip(attached.iter_mut()).rev() {
+            let container = match frame {
+                Frame::Array(items) => {
+                    let mut items = std::mem::take(items);
+                    if let Some(child) = pending.take() {
+                        items.push(child);
+                        *attached = true;
+                    }
+                    Value::Array(items)
+                }
+                Frame::Object(map, key) => {
+                    let mut map = std::mem::take(map);
+                    if let (Some(key), Some(child)) = (key.as_ref(), pending.take()) {
+                        map.insert(key.clone(), child);
+                        *attached = true;
+                    }
+                    Value::Object(map)
+                }
+            };
+            pending = Some(container);
+        }
+        self.view = pending;
+        self.attached = Some(attached);
+    }
+
+    /// Undoes [`link`](Self::link): the containers go back to their frames and the open
+    /// string back to its token.
+    fn unlink(&mut self) {
+        let Some(attached) = self.attached.take() else {
+            return;
+        };
+        let mut node = self.view.take();
+        for (frame, attached) in self.stack.iter_mut().zip(attached) {
+            node = match (frame, node) {
+                (Frame::Array(items), Some(Value::Array(mut linked))) => {
+                    let child = if attached { linked.pop() } else { None };
+                    *items = linked;
+                    child
+                }
+                (Frame::Object(map, key), Some(Value::Object(mut linked))) => {
+                    let child = match (attached, key.as_ref()) {
+                        (true, Some(key)) => linked.remove(key),
+                        _ => None,
+                    };
+                    *map = linked;
+                    child
+                }
+                _ => None,
+            };
+        }
+        if let (
+            Token::Str {
+                buf, is_key: false, ..
+            },
+            Some(Value::String(text)),
+        ) = (&mut self.token, node)
+        {
+            *buf = text;
+        }
     }
 
     /// Ends the input and returns the value, or why it is not valid JSON.
     pub fn finish(mut self) -> Result<Value, PartialJsonError> {
+        self.unlink();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if matches!(self.token, Token::Number { .. }) && self.stack.is_empty() {
+        if matches!(self.token, Token::Number(_)) && self.stack.is_empty() {
             self.finish_number()?;
         }
-        match (self.expect, self.root.take()) {
-            (Expect::End, Some(root)) => Ok(root),
-            (_, None) if self.offset == 0 || matches!(self.token, Token::None) => {
+        match self.root.take() {
+            Some(root) => Ok(root),
+            None if self.offset == 0
+                || (self.stack.is_empty() && matches!(self.token, Token::None)) =>
+            {
                 Err(PartialJsonError::Empty)
             }
-            _ => Err(PartialJsonError::Incomplete {
+            None => Err(PartialJsonError::Incomplete {
                 offset: self.offset,
             }),
         }

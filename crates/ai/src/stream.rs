@@ -99,8 +99,9 @@ impl AssistantMessageEventStream {
     /// The arguments parsed so far of the tool call at `content_index`, while it streams.
     ///
     /// The argument text that arrived since the last call is parsed now (each byte once over
-    /// the whole stream) into a value kept up to date in place, so a call costs O(new text)
-    /// however large the arguments are; clone the value to keep it past the next event.
+    /// the whole stream) and the value is lent without copying (see
+    /// [`PartialJson::snapshot`](crate::partial_json::PartialJson::snapshot)), so a call costs
+    /// O(new text) however large the arguments are; clone the value to keep it.
     pub fn partial_arguments(&mut self, content_index: usize) -> Option<&serde_json::Value> {
         self.partial.partial_arguments(content_index)
     }

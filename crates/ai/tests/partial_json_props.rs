@@ -41,9 +41,9 @@ fn split<'a>(text: &'a str, cuts: &[Index]) -> Vec<&'a str> {
     points.windows(2).map(|w| &text[w[0]..w[1]]).collect()
 }
 
-/// Feeds `chunks`, then finishes. After each chunk the snapshot (the value built in place so
-/// far) must be what a parser given the same text in one piece holds: how the text was split
-/// never shows.
+/// Feeds `chunks`, then finishes. After each chunk the snapshot must be what a parser given
+/// the same text in one piece shows, and taking it must not change what follows: how the
+/// text was split and when snapshots were taken never shows.
 fn parse_chunks(chunks: &[&str]) -> Result<Value, oxpi_ai::partial_json::PartialJsonError> {
     let mut parser = PartialJson::new();
     let mut fed = String::new();
