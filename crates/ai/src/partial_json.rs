@@ -169,12 +169,33 @@ impl PartialJson {
             return;
         }
         self.unlink();
-        for ch in fragment.chars() {
+        let mut rest = fragment;
+        while let Some(ch) = rest.chars().next() {
+            // Inside a string, a run of plain characters is copied at once.
+            if let Token::Str {
+                buf,
+                escape: Escape::None,
+                high_surrogate: None,
+                ..
+            } = &mut self.token
+            {
+                let run = rest
+                    .bytes()
+                    .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+                    .unwrap_or(rest.len());
+                if run > 0 {
+                    buf.push_str(&rest[..run]);
+                    self.offset += run;
+                    rest = &rest[run..];
+                    continue;
+                }
+            }
             if let Err(e) = self.step(ch) {
                 self.error = Some(e);
                 return;
             }
             self.offset += ch.len_utf8();
+            rest = &rest[ch.len_utf8()..];
         }
     }
 
