@@ -1,6 +1,9 @@
 //! The Chat Completions provider over real HTTP: replays of recorded streams from many
 //! OpenAI-compatible servers, the request it builds, and every failure path.
 
+mod common;
+use common::{kind, run, user_context};
+
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -21,33 +24,6 @@ fn fast_options() -> StreamOptions {
         request_timeout: Duration::from_secs(10),
         ..StreamOptions::default()
     }
-}
-
-fn user_context(text: &str) -> Context {
-    Context::new("Be brief.").with_message(Message::user(text))
-}
-
-async fn run(
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-) -> (Vec<AssistantMessageEvent>, AssistantMessage) {
-    let mut stream = oxpi_ai::stream(model, context, options);
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    let last = events
-        .last()
-        .and_then(|e| e.final_message())
-        .cloned()
-        .expect("a terminal event");
-    assert_eq!(
-        events.iter().filter(|e| e.is_terminal()).count(),
-        1,
-        "exactly one terminal event"
-    );
-    (events, last)
 }
 
 fn sse(chunks: &[Value]) -> Vec<String> {
@@ -119,24 +95,6 @@ async fn streams_text_and_usage() {
             "stream_options": {"include_usage": true},
         })
     );
-}
-
-fn kind(event: &AssistantMessageEvent) -> &'static str {
-    use AssistantMessageEvent as E;
-    match event {
-        E::Start { .. } => "start",
-        E::TextStart { .. } => "text_start",
-        E::TextDelta { .. } => "text_delta",
-        E::TextEnd { .. } => "text_end",
-        E::ThinkingStart { .. } => "thinking_start",
-        E::ThinkingDelta { .. } => "thinking_delta",
-        E::ThinkingEnd { .. } => "thinking_end",
-        E::ToolcallStart { .. } => "toolcall_start",
-        E::ToolcallDelta { .. } => "toolcall_delta",
-        E::ToolcallEnd { .. } => "toolcall_end",
-        E::Done { .. } => "done",
-        E::Error { .. } => "error",
-    }
 }
 
 #[tokio::test]

@@ -2,6 +2,10 @@
 //! the request it builds (against a recorded multi-turn tool conversation and for each kind of
 //! content), and every failure path.
 
+#[path = "../common/mod.rs"]
+mod common;
+use common::{kind, run, user_context};
+
 mod convert;
 mod recorded;
 mod stream;
@@ -49,33 +53,6 @@ fn fast_options() -> StreamOptions {
     }
 }
 
-fn user_context(text: &str) -> Context {
-    Context::new("Be brief.").with_message(Message::user(text))
-}
-
-async fn run(
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-) -> (Vec<AssistantMessageEvent>, AssistantMessage) {
-    let mut stream = oxpi_ai::stream(model, context, options);
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    let last = events
-        .last()
-        .and_then(|e| e.final_message())
-        .cloned()
-        .expect("a terminal event");
-    assert_eq!(
-        events.iter().filter(|e| e.is_terminal()).count(),
-        1,
-        "exactly one terminal event"
-    );
-    (events, last)
-}
-
 /// One SSE event as Anthropic writes it: `event: <type>` then `data: <json>`.
 fn ev(data: Value) -> String {
     format!(
@@ -117,24 +94,6 @@ fn text_reply(text: &str, reason: &str) -> Vec<String> {
     events.extend(text_block(0, &[text]));
     events.extend(end(reason));
     stream(events)
-}
-
-fn kind(event: &AssistantMessageEvent) -> &'static str {
-    use AssistantMessageEvent as E;
-    match event {
-        E::Start { .. } => "start",
-        E::TextStart { .. } => "text_start",
-        E::TextDelta { .. } => "text_delta",
-        E::TextEnd { .. } => "text_end",
-        E::ThinkingStart { .. } => "thinking_start",
-        E::ThinkingDelta { .. } => "thinking_delta",
-        E::ThinkingEnd { .. } => "thinking_end",
-        E::ToolcallStart { .. } => "toolcall_start",
-        E::ToolcallDelta { .. } => "toolcall_delta",
-        E::ToolcallEnd { .. } => "toolcall_end",
-        E::Done { .. } => "done",
-        E::Error { .. } => "error",
-    }
 }
 
 fn object(value: Value) -> serde_json::Map<String, Value> {

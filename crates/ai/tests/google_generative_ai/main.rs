@@ -2,6 +2,10 @@
 //! the requests it builds (checked against recorded multi-turn conversations), thought-signature
 //! round trips, tool-call ids, and every failure path.
 
+#[path = "../common/mod.rs"]
+mod common;
+use common::{kind, run, user_context};
+
 mod failures;
 mod recorded;
 mod stream;
@@ -48,33 +52,6 @@ fn options() -> StreamOptions {
     }
 }
 
-fn user_context(text: &str) -> Context {
-    Context::new("Be brief.").with_message(Message::user(text))
-}
-
-async fn run(
-    model: &Model,
-    context: &Context,
-    options: StreamOptions,
-) -> (Vec<AssistantMessageEvent>, AssistantMessage) {
-    let mut stream = oxpi_ai::stream(model, context, options);
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    let last = events
-        .last()
-        .and_then(|e| e.final_message())
-        .cloned()
-        .expect("a terminal event");
-    assert_eq!(
-        events.iter().filter(|e| e.is_terminal()).count(),
-        1,
-        "exactly one terminal event"
-    );
-    (events, last)
-}
-
 /// One `data:` line per object.
 fn sse(chunks: &[Value]) -> Vec<String> {
     chunks
@@ -94,24 +71,6 @@ fn text_chunk(text: &str) -> Value {
 fn finish_chunk(reason: &str) -> Value {
     json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": reason, "index": 0}],
            "usageMetadata": {"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10}})
-}
-
-fn kind(event: &AssistantMessageEvent) -> &'static str {
-    use AssistantMessageEvent as E;
-    match event {
-        E::Start { .. } => "start",
-        E::TextStart { .. } => "text_start",
-        E::TextDelta { .. } => "text_delta",
-        E::TextEnd { .. } => "text_end",
-        E::ThinkingStart { .. } => "thinking_start",
-        E::ThinkingDelta { .. } => "thinking_delta",
-        E::ThinkingEnd { .. } => "thinking_end",
-        E::ToolcallStart { .. } => "toolcall_start",
-        E::ToolcallDelta { .. } => "toolcall_delta",
-        E::ToolcallEnd { .. } => "toolcall_end",
-        E::Done { .. } => "done",
-        E::Error { .. } => "error",
-    }
 }
 
 fn args(value: Value) -> serde_json::Map<String, Value> {
