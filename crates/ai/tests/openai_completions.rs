@@ -11,7 +11,7 @@ use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason,
     StreamOptions, Tool, ToolCall, ToolResultMessage, UserContent,
 };
-use oxpi_testkit::{fixtures_root, Part, Reply, TestServer};
+use oxpi_testkit::{fixtures_root, recorded_requests, Part, Reply, TestServer};
 use serde_json::{json, Value};
 
 fn model(server: &TestServer) -> Model {
@@ -691,7 +691,9 @@ fn actual(message: &AssistantMessage) -> Expected {
 
 #[tokio::test]
 async fn replays_every_recorded_chat_completions_stream() {
-    let Some(root) = fixtures_root() else { return };
+    if fixtures_root().is_none() {
+        return;
+    }
     let providers = [
         "openai",
         "openrouter",
@@ -708,29 +710,7 @@ async fn replays_every_recorded_chat_completions_stream() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for provider in providers {
-        let mut requests: Vec<std::path::PathBuf> = Vec::new();
-        let Ok(suites) = std::fs::read_dir(root.join(provider)) else {
-            continue;
-        };
-        for suite in suites.flatten() {
-            for cassette in std::fs::read_dir(suite.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                for file in std::fs::read_dir(cassette.path())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                {
-                    let name = file.file_name().to_string_lossy().to_string();
-                    if name.ends_with(".request.json") {
-                        requests.push(file.path());
-                    }
-                }
-            }
-        }
-        requests.sort();
+        let requests = recorded_requests(provider);
         for request_path in requests {
             let request: Value =
                 serde_json::from_slice(&std::fs::read(&request_path).unwrap()).unwrap();

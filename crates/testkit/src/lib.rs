@@ -346,6 +346,31 @@ pub fn recorded_fixture(rel: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// Every recorded request of `provider` (`<fixtures>/<provider>/<suite>/<cassette>/*.request.json`),
+/// sorted; empty when the fixtures folder or the provider's folder is absent. The response of
+/// each sits beside it (`.response.sse`, `.response.meta.json`).
+pub fn recorded_requests(provider: &str) -> Vec<std::path::PathBuf> {
+    let Some(root) = fixtures_root() else {
+        return Vec::new();
+    };
+    let children = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .collect::<Vec<_>>()
+    };
+    let mut requests: Vec<std::path::PathBuf> = children(&root.join(provider))
+        .iter()
+        .flat_map(|suite| children(suite))
+        .flat_map(|cassette| children(&cassette))
+        .filter(|file| file.to_string_lossy().ends_with(".request.json"))
+        .collect();
+    requests.sort();
+    requests
+}
+
 /// The recorded fixtures folder (`../shared/fixtures/recorded` from the workspace root), if present.
 pub fn fixtures_root() -> Option<std::path::PathBuf> {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -19,7 +19,7 @@ use oxpi_ai::{
     ReasoningLevel, StopReason, StreamOptions, ThinkingContent, Tool, ToolCall, ToolResultMessage,
     UserContent, UserMessage, UserMessageContent,
 };
-use oxpi_testkit::{fixtures_root, Part, Reply, TestServer};
+use oxpi_testkit::{recorded_requests, Part, Reply, TestServer};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-ant-test-key-123";

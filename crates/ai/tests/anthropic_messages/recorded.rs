@@ -4,36 +4,7 @@ use super::*;
 
 /// `(request json, response sse)` of every recorded 200 streaming exchange on `/v1/messages`.
 fn recorded_exchanges() -> Vec<(String, Value, Vec<u8>)> {
-    let Some(root) = fixtures_root() else {
-        return Vec::new();
-    };
-    let mut requests = Vec::new();
-    for suite in std::fs::read_dir(root.join("anthropic"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for cassette in std::fs::read_dir(suite.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            for file in std::fs::read_dir(cassette.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                if file
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".request.json")
-                {
-                    requests.push(file.path());
-                }
-            }
-        }
-    }
-    requests.sort();
+    let requests = recorded_requests("anthropic");
     let mut out = Vec::new();
     for path in requests {
         let request: Value =

@@ -20,7 +20,7 @@ use oxpi_ai::{
     ReasoningLevel, StopReason, StreamOptions, TextContent, ThinkingContent, Tool, ToolCall,
     ToolResultMessage, UserContent, UserMessage, UserMessageContent,
 };
-use oxpi_testkit::{fixtures_root, Part, Reply, TestServer};
+use oxpi_testkit::{fixtures_root, recorded_requests, Part, Reply, TestServer};
 use serde_json::{json, Value};
 
 const KEY: &str = "AIza-test-key-123";

@@ -4,36 +4,16 @@ use super::*;
 
 /// The recorded exchanges of `gemini/`: (path stem, request JSON), sorted.
 fn recorded_exchanges() -> Vec<(String, Value)> {
-    let Some(root) = fixtures_root() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for suite in std::fs::read_dir(root.join("gemini"))
+    recorded_requests("gemini")
         .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for cassette in std::fs::read_dir(suite.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            for file in std::fs::read_dir(cassette.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                let path = file.path().to_string_lossy().to_string();
-                if let Some(stem) = path.strip_suffix(".request.json") {
-                    let bytes = std::fs::read(&path).expect("a readable fixture");
-                    let request: Value = serde_json::from_slice(&bytes).expect("fixture JSON");
-                    out.push((stem.to_string(), request));
-                }
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+        .map(|path| {
+            let bytes = std::fs::read(&path).expect("a readable fixture");
+            let request: Value = serde_json::from_slice(&bytes).expect("fixture JSON");
+            let path = path.to_string_lossy().to_string();
+            let stem = path.trim_end_matches(".request.json").to_string();
+            (stem, request)
+        })
+        .collect()
 }
 
 fn meta(stem: &str) -> Value {

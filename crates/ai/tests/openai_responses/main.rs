@@ -18,7 +18,7 @@ use oxpi_ai::{
     ReasoningLevel, StopReason, StreamOptions, ThinkingContent, Tool, ToolCall, ToolResultMessage,
     UserContent, API_OPENAI_RESPONSES,
 };
-use oxpi_testkit::{fixtures_root, Part, Reply, TestServer};
+use oxpi_testkit::{fixtures_root, recorded_requests, Part, Reply, TestServer};
 use serde_json::{json, Value};
 
 fn model_for(server: &TestServer, provider: &str, id: &str) -> Model {

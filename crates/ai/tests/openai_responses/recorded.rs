@@ -4,38 +4,9 @@ use super::*;
 
 /// Every recorded Responses exchange: (provider folder, path stem, request body).
 fn recorded_exchanges() -> Vec<(String, String, Value)> {
-    let Some(root) = fixtures_root() else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
     for provider in ["openai", "xai"] {
-        let mut requests: Vec<std::path::PathBuf> = Vec::new();
-        for suite in std::fs::read_dir(root.join(provider))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            for cassette in std::fs::read_dir(suite.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                for file in std::fs::read_dir(cassette.path())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                {
-                    if file
-                        .file_name()
-                        .to_string_lossy()
-                        .ends_with(".request.json")
-                    {
-                        requests.push(file.path());
-                    }
-                }
-            }
-        }
-        requests.sort();
+        let requests = recorded_requests(provider);
         for path in requests {
             let request: Value = serde_json::from_slice(&std::fs::read(&path).expect("test data"))
                 .expect("test data");
