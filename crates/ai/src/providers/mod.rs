@@ -3,6 +3,7 @@
 //! through the linear-time decoder in [`crate::sse`].
 
 pub mod anthropic_messages;
+pub mod envelope;
 pub mod google_generative_ai;
 pub mod http;
 pub mod openai_completions;

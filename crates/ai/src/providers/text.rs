@@ -23,6 +23,11 @@ impl<'a> Text<'a> {
     pub fn into_owned(self) -> String {
         self.0.into_owned()
     }
+
+    /// The same text, owned, so it no longer borrows the chunk.
+    pub fn into_static(self) -> Text<'static> {
+        Text(Cow::Owned(self.0.into_owned()))
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {

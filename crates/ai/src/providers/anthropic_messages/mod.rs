@@ -2,6 +2,7 @@
 //!
 //! - [`wire`]: request and stream event types.
 //! - [`convert`]: context → request (thinking replay, tool results, cache markers).
+//! - [`reader`]: `content_block_delta` data → deltas, skipping the envelope an event repeats.
 //! - [`stream`]: stream events → reply events.
 //! - [`models`]: the built-in Claude models.
 //!
@@ -16,6 +17,7 @@
 
 pub mod convert;
 pub mod models;
+pub mod reader;
 pub mod stream;
 pub mod wire;
 
@@ -23,8 +25,9 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use reqwest::header::{HeaderName, HeaderValue};
 
+use self::reader::BlockDeltaReader;
 use self::stream::{EventProcessor, Flow};
-use self::wire::{BlockDeltaData, StreamEvent};
+use self::wire::StreamEvent;
 use super::http::{
     new_client, next_sse, open_event_source, quote_chunk, redact, request_headers,
     required_api_key, OpenError, SseStep,
@@ -155,6 +158,7 @@ async fn run(
     };
 
     let mut processor = EventProcessor::new(out, &model);
+    let mut deltas = BlockDeltaReader::new();
     let mut source = match open_event_source(build, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
@@ -194,9 +198,11 @@ async fn run(
             source.close();
             break;
         }
-        let fast = (message.event == "content_block_delta")
-            .then(|| BlockDeltaData::parse(data))
-            .flatten();
+        let fast = if message.event == "content_block_delta" {
+            deltas.read(data)
+        } else {
+            None
+        };
         let flow = match fast {
             Some(delta) => processor.process_block_delta(&delta).await,
             None => match serde_json::from_str::<StreamEvent>(data) {

@@ -188,7 +188,7 @@ impl EventProcessor {
         self.open = Some(Open { index, kind });
     }
 
-    /// Applies a `content_block_delta` read by [`BlockDeltaData::parse`] (the common event,
+    /// Applies a `content_block_delta` read by [`BlockDeltaReader`](super::reader::BlockDeltaReader) (the common event,
     /// read without building a [`StreamEvent`]).
     pub async fn process_block_delta(
         &mut self,

@@ -5,11 +5,13 @@
 //! - [`compat`]: per-server differences, detected from the base URL, overridable per model.
 //! - [`wire`]: request and chunk types.
 //! - [`convert`]: context → request.
+//! - [`reader`]: chunk text → chunks, skipping the envelope a chunk repeats.
 //! - [`stream`]: chunks → events.
 //! - [`text_tool_calls`]: tool calls written as text by small local models.
 
 pub mod compat;
 pub mod convert;
+pub mod reader;
 pub mod stream;
 pub mod text_tool_calls;
 pub mod wire;
@@ -19,8 +21,8 @@ use futures::FutureExt;
 use reqwest::header::AUTHORIZATION;
 
 use self::compat::OpenAiCompat;
+use self::reader::ChunkReader;
 use self::stream::ChunkProcessor;
-use self::wire::ChatChunk;
 use super::http::{
     new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
     OpenError, SseStep,
@@ -137,6 +139,7 @@ async fn run(
     };
 
     let mut processor = ChunkProcessor::new(out, &model, &compat, tool_names);
+    let mut reader = ChunkReader::new();
     let mut source = match open_event_source(build, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
@@ -175,7 +178,7 @@ async fn run(
         if data.is_empty() {
             continue;
         }
-        let chunk: ChatChunk = match serde_json::from_str(data) {
+        let chunk = match reader.read(data) {
             Ok(chunk) => chunk,
             Err(e) => {
                 source.close();

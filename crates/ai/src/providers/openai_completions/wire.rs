@@ -217,6 +217,48 @@ fn first_choice<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer.deserialize_any(FirstVisitor(PhantomData))
 }
 
+impl ChatChunk<'_> {
+    /// The same chunk with every string owned.
+    pub fn into_static(self) -> ChatChunk<'static> {
+        ChatChunk {
+            id: self.id.map(Text::into_static),
+            choice: self.choice.map(|choice| ChunkChoice {
+                delta: ChunkDelta {
+                    content: choice.delta.content.map(Text::into_static),
+                    reasoning_content: choice.delta.reasoning_content.map(Text::into_static),
+                    reasoning: choice.delta.reasoning.map(Text::into_static),
+                    tool_calls: choice.delta.tool_calls.map(|calls| {
+                        calls
+                            .into_iter()
+                            .map(|call| ToolCallDelta {
+                                index: call.index,
+                                id: call.id.map(Text::into_static),
+                                function: call.function.map(|function| FunctionDelta {
+                                    name: function.name.map(Text::into_static),
+                                    arguments: function.arguments.map(
+                                        |arguments| match arguments {
+                                            ArgumentsDelta::Text(text) => {
+                                                ArgumentsDelta::Text(Cow::Owned(text.into_owned()))
+                                            }
+                                            ArgumentsDelta::Json(value) => {
+                                                ArgumentsDelta::Json(value)
+                                            }
+                                        },
+                                    ),
+                                }),
+                            })
+                            .collect()
+                    }),
+                },
+                finish_reason: choice.finish_reason,
+                usage: choice.usage,
+            }),
+            usage: self.usage,
+            error: self.error,
+        }
+    }
+}
+
 /// Token usage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(default)]

@@ -1,0 +1,237 @@
+//! [`Envelope`]: reading a stream chunk that repeats the previous chunk except for one string,
+//! without parsing the whole chunk again.
+//!
+//! Streaming APIs send one JSON object per delta, and consecutive objects are usually the same
+//! text except for one string: the delta's text or argument fragment, wrapped in an id, a model
+//! name, a timestamp, the choice index and so on. An [`Envelope`] keeps the text before and after
+//! that string in a chunk that was parsed in full. A later chunk that begins with the same
+//! prefix, ends with the same suffix and holds one valid JSON string literal in between has, by
+//! JSON's grammar, exactly the same keys and values as the parsed chunk except that one string:
+//! the tokens of the prefix are the same bytes, a string literal leaves the tokenizer in the same
+//! state whatever its content, and the suffix is the same bytes again. So the provider reads
+//! only that string literal (with serde_json, which also checks it) and reuses what it already
+//! knows about the rest.
+//!
+//! Any other chunk (a different envelope, an escape that runs into the suffix, a quote inside
+//! the string, bytes that are not a string) does not match, and is parsed in full as before, with
+//! the same result and the same error messages. Matching costs a comparison of the prefix and
+//! suffix; parsing a chunk costs serde_json's work on every key and value.
+
+use std::borrow::Cow;
+
+use super::text::Text;
+
+/// The text around one string value of a parsed chunk. See the [module docs](self).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope {
+    /// The chunk up to and including the string's opening quote.
+    prefix: Box<str>,
+    /// The chunk from the string's closing quote on.
+    suffix: Box<str>,
+}
+
+impl Envelope {
+    /// The envelope of `value` in `data`, where `value` is a string that serde_json borrowed
+    /// from `data` while parsing it (so it had no escapes and sits between two quotes).
+    /// `None` when `value` does not point into `data` like that.
+    pub fn around(data: &str, value: &str) -> Option<Envelope> {
+        let start = (value.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+        let end = start.checked_add(value.len())?;
+        let bytes = data.as_bytes();
+        let opening = start.checked_sub(1)?;
+        if end >= bytes.len() || bytes[opening] != b'"' || bytes[end] != b'"' {
+            return None;
+        }
+        // The offsets came from pointers; make sure they name exactly `value`'s bytes.
+        if data.get(start..end)? != value {
+            return None;
+        }
+        Some(Envelope {
+            prefix: data[..start].into(),
+            suffix: data[end..].into(),
+        })
+    }
+
+    /// The string at the envelope's place in `data`, when `data` has this envelope and a
+    /// valid JSON string literal between the prefix and the suffix; `None` otherwise.
+    pub fn string_in<'d>(&self, data: &'d str) -> Option<Text<'d>> {
+        let body_end = data.len().checked_sub(self.suffix.len())?;
+        if body_end < self.prefix.len()
+            || !data.starts_with(&*self.prefix)
+            || !data.ends_with(&*self.suffix)
+        {
+            return None;
+        }
+        let body = data.get(self.prefix.len()..body_end)?;
+        // Characters a JSON string may hold as they are (RFC 8259, section 7): the string is
+        // then its own value. Anything else (escapes, or what makes the literal invalid) is
+        // left to serde_json.
+        if body.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            return Some(Text(Cow::Borrowed(body)));
+        }
+        // From the prefix's closing quote to the suffix's opening one (both ASCII).
+        let literal = data.get(self.prefix.len() - 1..body_end + 1)?;
+        serde_json::from_str(literal).ok()
+    }
+}
+
+/// The envelope of the last fully parsed chunk that had one, with what the provider keeps about
+/// that chunk (its "skeleton": everything but the varying string).
+///
+/// Where envelopes never repeat (a server that pads every chunk differently), learning each
+/// one would only add copies, so the cache learns less and less often while the cached envelope
+/// keeps missing: at the 1st, 2nd, 4th, 8th, … miss in a row. Until it has an envelope, it
+/// tries every chunk.
+#[derive(Debug)]
+pub struct EnvelopeCache<S> {
+    last: Option<(Envelope, S)>,
+    misses: u64,
+    hits: u64,
+}
+
+impl<S> Default for EnvelopeCache<S> {
+    fn default() -> Self {
+        Self {
+            last: None,
+            misses: 0,
+            hits: 0,
+        }
+    }
+}
+
+impl<S> EnvelopeCache<S> {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The varying string of `data`, when `data` has the cached envelope. The skeleton that
+    /// goes with it is [`skeleton`](Self::skeleton).
+    pub fn fragment<'d>(&mut self, data: &'d str) -> Option<Text<'d>> {
+        let fragment = self.last.as_ref()?.0.string_in(data)?;
+        self.misses = 0;
+        self.hits += 1;
+        Some(fragment)
+    }
+
+    /// The skeleton of the cached envelope.
+    pub fn skeleton(&self) -> Option<&S> {
+        self.last.as_ref().map(|(_, skeleton)| skeleton)
+    }
+
+    /// Call after parsing a chunk in full: `learn` gives its envelope and skeleton, if it has
+    /// them, and is called only when the cache is learning (see the type's docs).
+    pub fn parsed(&mut self, learn: impl FnOnce() -> Option<(Envelope, S)>) {
+        if self.last.is_some() {
+            self.misses = self.misses.saturating_add(1);
+        }
+        if self.misses <= 2 || self.misses.is_power_of_two() {
+            if let Some(learned) = learn() {
+                self.last = Some(learned);
+            }
+        }
+    }
+
+    /// How many chunks were read through the envelope so far.
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn envelope(data: &str, value: &str) -> Envelope {
+        let at = data.find(&format!("\"{value}\"")).unwrap() + 1;
+        Envelope::around(data, &data[at..at + value.len()]).unwrap()
+    }
+
+    #[test]
+    fn a_chunk_with_the_same_envelope_yields_its_string_borrowed_or_unescaped() {
+        let template = r#"{"id":"c1","delta":{"content":"hello"},"n":1}"#;
+        let envelope = envelope(template, "hello");
+        for (data, expected) in [
+            (r#"{"id":"c1","delta":{"content":"world"},"n":1}"#, "world"),
+            (r#"{"id":"c1","delta":{"content":""},"n":1}"#, ""),
+            (
+                r#"{"id":"c1","delta":{"content":"a\"b\\"},"n":1}"#,
+                "a\"b\\",
+            ),
+            (r#"{"id":"c1","delta":{"content":"\u00e9\n"},"n":1}"#, "é\n"),
+            (r#"{"id":"c1","delta":{"content":"ünï"},"n":1}"#, "ünï"),
+        ] {
+            assert_eq!(
+                envelope.string_in(data),
+                Some(Text(Cow::Borrowed(expected))),
+                "{data}"
+            );
+        }
+        let borrowed = envelope
+            .string_in(r#"{"id":"c1","delta":{"content":"xyz"},"n":1}"#)
+            .unwrap();
+        assert!(matches!(borrowed.0, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn anything_that_would_parse_differently_does_not_match() {
+        let template = r#"{"id":"c1","delta":{"content":"hello"},"n":1}"#;
+        let envelope = envelope(template, "hello");
+        for data in [
+            // Another envelope.
+            r#"{"id":"c2","delta":{"content":"hello"},"n":1}"#,
+            r#"{"id":"c1","delta":{"content":"hello"},"n":2}"#,
+            r#"{"id":"c1","delta":{"content":"hello"},"n":1} "#,
+            // The same envelope around something that is not one string literal.
+            r#"{"id":"c1","delta":{"content":"a","x":"b"},"n":1}"#,
+            r#"{"id":"c1","delta":{"content":"a\"},"n":1}"#,
+            r#"{"id":"c1","delta":{"content":"a\q"},"n":1}"#,
+            "{\"id\":\"c1\",\"delta\":{\"content\":\"a\nb\"},\"n\":1}",
+            r#"{"id":"c1","delta":{"content":"\ud800"},"n":1}"#,
+            // Shorter than prefix and suffix together, where they overlap.
+            r#"{"id":"c1","delta":{"content":"},"n":1}"#,
+            "",
+        ] {
+            assert_eq!(envelope.string_in(data), None, "{data}");
+        }
+    }
+
+    #[test]
+    fn around_needs_a_string_borrowed_from_the_data_between_quotes() {
+        let data = r#"{"a":"xy","b":"xy"}"#;
+        assert_eq!(Envelope::around(data, "xy"), None, "not inside data");
+        assert_eq!(Envelope::around(data, &data[7..8]), None, "no quote before");
+        assert_eq!(Envelope::around(data, &data[6..7]), None, "no quote after");
+        let second = Envelope::around(data, &data[15..17]).unwrap();
+        assert_eq!(
+            second.string_in(r#"{"a":"xy","b":"zz"}"#),
+            Some(Text(Cow::Borrowed("zz")))
+        );
+        assert_eq!(second.string_in(r#"{"a":"zz","b":"xy"}"#), None);
+    }
+
+    #[test]
+    fn the_cache_learns_less_often_while_envelopes_keep_missing() {
+        let mut cache = EnvelopeCache::<u32>::new();
+        let mut learned = Vec::new();
+        for n in 0..20u32 {
+            // Every chunk has a new envelope, so none is read through the cached one.
+            let data = format!(r#"{{"pad":"{n}","text":"abc"}}"#);
+            assert_eq!(cache.fragment(&data), None);
+            cache.parsed(|| {
+                learned.push(n);
+                Some((envelope(&data, "abc"), n))
+            });
+        }
+        assert_eq!(learned, [0, 1, 2, 4, 8, 16]);
+        assert_eq!(cache.skeleton(), Some(&16));
+        // A hit starts learning on every miss again.
+        assert_eq!(
+            cache.fragment(r#"{"pad":"16","text":"xyz"}"#),
+            Some(Text(Cow::Borrowed("xyz")))
+        );
+        assert_eq!(cache.hits(), 1);
+        cache.parsed(|| Some((envelope(r#"{"pad":"a","text":"b"}"#, "b"), 99)));
+        assert_eq!(cache.skeleton(), Some(&99));
+    }
+}

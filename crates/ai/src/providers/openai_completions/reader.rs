@@ -1,0 +1,188 @@
+//! [`ChunkReader`]: stream chunks parsed with serde_json, except those that repeat the last
+//! parsed chunk's [`Envelope`] around a new text or argument fragment, which are read by
+//! their fragment alone.
+
+use std::borrow::Cow;
+
+use super::wire::{
+    ArgumentsDelta, ChatChunk, ChunkChoice, ChunkDelta, FunctionDelta, Text, ToolCallDelta,
+};
+use crate::providers::envelope::{Envelope, EnvelopeCache};
+
+/// Reads the chunks of one stream, in order. See [`crate::providers::envelope`].
+///
+/// The chunks it returns are equal to what `serde_json::from_str` returns for the same text,
+/// and a chunk that does not parse gets serde_json's error.
+#[derive(Debug, Default)]
+pub struct ChunkReader {
+    cache: EnvelopeCache<Skeleton>,
+}
+
+/// A chunk apart from its one varying string.
+#[derive(Debug)]
+struct Skeleton {
+    /// The chunk, with its strings owned; `slot` is replaced by the new fragment.
+    chunk: ChatChunk<'static>,
+    slot: Slot,
+}
+
+/// Which string of the chunk varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// `choices[0].delta.content`.
+    Content,
+    /// `choices[0].delta.reasoning_content`.
+    ReasoningContent,
+    /// `choices[0].delta.reasoning`.
+    Reasoning,
+    /// `choices[0].delta.tool_calls[0].function.arguments`, of a chunk with one tool call.
+    Arguments,
+}
+
+impl ChunkReader {
+    /// A reader for a new stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The chunk in `data` (an SSE event's data, trimmed).
+    pub fn read<'s, 'd: 's>(&'s mut self, data: &'d str) -> serde_json::Result<ChatChunk<'s>> {
+        if let Some(fragment) = self.cache.fragment(data) {
+            let Some(skeleton) = self.cache.skeleton() else {
+                // Not reached: a fragment is only found with a skeleton.
+                return serde_json::from_str(data);
+            };
+            return Ok(skeleton.fill(fragment));
+        }
+        let chunk: ChatChunk<'d> = serde_json::from_str(data)?;
+        self.cache.parsed(|| Skeleton::learn(data, &chunk));
+        Ok(chunk)
+    }
+
+    /// How many chunks were read through their envelope instead of parsed in full.
+    pub fn repeats(&self) -> u64 {
+        self.cache.hits()
+    }
+}
+
+impl Skeleton {
+    /// The envelope of `chunk`'s fragment and the rest of it, when it has a fragment borrowed
+    /// from `data`.
+    fn learn<'d>(data: &'d str, chunk: &ChatChunk<'d>) -> Option<(Envelope, Skeleton)> {
+        fn borrowed<'d>(text: &Option<Text<'d>>) -> Option<&'d str> {
+            match text {
+                Some(Text(Cow::Borrowed(s))) if !s.is_empty() => Some(*s),
+                _ => None,
+            }
+        }
+        if chunk.error.is_some() {
+            return None;
+        }
+        let delta = &chunk.choice.as_ref()?.delta;
+        let arguments = match delta.tool_calls.as_deref() {
+            Some([call]) => match call.function.as_ref().and_then(|f| f.arguments.as_ref()) {
+                Some(ArgumentsDelta::Text(Cow::Borrowed(s))) if !s.is_empty() => Some(*s),
+                _ => None,
+            },
+            _ => None,
+        };
+        let (slot, value) = [
+            (Slot::Arguments, arguments),
+            (Slot::Content, borrowed(&delta.content)),
+            (Slot::ReasoningContent, borrowed(&delta.reasoning_content)),
+            (Slot::Reasoning, borrowed(&delta.reasoning)),
+        ]
+        .into_iter()
+        .find_map(|(slot, value)| Some((slot, value?)))?;
+        let envelope = Envelope::around(data, value)?;
+        let skeleton = Skeleton {
+            chunk: chunk.clone().into_static(),
+            slot,
+        };
+        Some((envelope, skeleton))
+    }
+
+    /// The skeleton, borrowed, with `fragment` in its slot.
+    fn fill<'s>(&'s self, fragment: Text<'s>) -> ChatChunk<'s> {
+        let skeleton = &self.chunk;
+        let text = |text: &'s Option<Text<'static>>| {
+            text.as_ref().map(|t| Text(Cow::Borrowed(t.as_str())))
+        };
+        let slot = |slot: Slot, field: &'s Option<Text<'static>>| {
+            if self.slot == slot {
+                Some(fragment.clone())
+            } else {
+                text(field)
+            }
+        };
+        ChatChunk {
+            id: text(&skeleton.id),
+            choice: skeleton.choice.as_ref().map(|choice| ChunkChoice {
+                delta: ChunkDelta {
+                    content: slot(Slot::Content, &choice.delta.content),
+                    reasoning_content: slot(
+                        Slot::ReasoningContent,
+                        &choice.delta.reasoning_content,
+                    ),
+                    reasoning: slot(Slot::Reasoning, &choice.delta.reasoning),
+                    tool_calls: choice.delta.tool_calls.as_ref().map(|calls| {
+                        calls
+                            .iter()
+                            .enumerate()
+                            .map(|(position, call)| ToolCallDelta {
+                                index: call.index,
+                                id: text(&call.id),
+                                function: call.function.as_ref().map(|function| FunctionDelta {
+                                    name: text(&function.name),
+                                    arguments: if self.slot == Slot::Arguments && position == 0 {
+                                        Some(ArgumentsDelta::Text(fragment.0.clone()))
+                                    } else {
+                                        function.arguments.as_ref().map(|arguments| match arguments
+                                        {
+                                            ArgumentsDelta::Text(t) => {
+                                                ArgumentsDelta::Text(Cow::Borrowed(t))
+                                            }
+                                            ArgumentsDelta::Json(v) => {
+                                                ArgumentsDelta::Json(v.clone())
+                                            }
+                                        })
+                                    },
+                                }),
+                            })
+                            .collect()
+                    }),
+                },
+                finish_reason: choice.finish_reason,
+                usage: choice.usage.clone(),
+            }),
+            usage: skeleton.usage.clone(),
+            error: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_repeating_the_last_envelope_is_read_through_it_and_equals_the_parse() {
+        let chunks = [
+            r#"{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t1","function":{"name":"f","arguments":""}}]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"12"}}]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"34"}}]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":",\"b\":1}"}}]}}]}"#,
+            r#"{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ];
+        let mut reader = ChunkReader::new();
+        for data in chunks {
+            let expected: ChatChunk<'_> = serde_json::from_str(data).unwrap();
+            assert_eq!(reader.read(data).unwrap(), expected, "{data}");
+        }
+        // Learned from `12`, the first fragment serde_json lends (no escapes); `34` and the
+        // escaped fragment after it repeat that envelope.
+        assert_eq!(reader.repeats(), 2);
+    }
+}
