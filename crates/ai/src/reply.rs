@@ -2,6 +2,7 @@
 //! final message, so every provider emits the same event grammar (blocks open and close in order,
 //! exactly one terminal event).
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -299,8 +300,10 @@ impl ReplyBuilder {
         }
     }
 
-    /// Appends text, opening a text block if the open block is not text.
-    pub async fn text(&mut self, delta: &str) {
+    /// Appends text, opening a text block if the open block is not text. An owned `delta`
+    /// becomes the event's text without a copy.
+    pub async fn text(&mut self, delta: impl Into<Cow<'_, str>>) {
+        let delta = delta.into();
         if delta.is_empty() {
             return;
         }
@@ -321,18 +324,20 @@ impl ReplyBuilder {
             }
         };
         if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
-            t.text.push_str(delta);
+            t.text.push_str(&delta);
         }
         self.sink
             .send(AssistantMessageEvent::TextDelta {
                 content_index: index,
-                delta: delta.to_string(),
+                delta: delta.into_owned(),
             })
             .await;
     }
 
-    /// Appends reasoning, opening a thinking block if needed.
-    pub async fn thinking(&mut self, delta: &str) {
+    /// Appends reasoning, opening a thinking block if needed. An owned `delta` becomes the
+    /// event's text without a copy.
+    pub async fn thinking(&mut self, delta: impl Into<Cow<'_, str>>) {
+        let delta = delta.into();
         if delta.is_empty() {
             return;
         }
@@ -353,12 +358,12 @@ impl ReplyBuilder {
             }
         };
         if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
-            t.thinking.push_str(delta);
+            t.thinking.push_str(&delta);
         }
         self.sink
             .send(AssistantMessageEvent::ThinkingDelta {
                 content_index: index,
-                delta: delta.to_string(),
+                delta: delta.into_owned(),
             })
             .await;
     }
@@ -472,19 +477,20 @@ impl ReplyBuilder {
     }
 
     /// Appends raw argument text to the open tool call. Ignored when no tool call is open.
-    pub async fn tool_call_delta(&mut self, delta: &str) {
+    pub async fn tool_call_delta(&mut self, delta: impl Into<Cow<'_, str>>) {
+        let delta = delta.into();
         if delta.is_empty() {
             return;
         }
         let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
             return;
         };
-        raw.push_str(delta);
+        raw.push_str(&delta);
         let content_index = *index;
         self.sink
             .send(AssistantMessageEvent::ToolcallDelta {
                 content_index,
-                delta: delta.to_string(),
+                delta: delta.into_owned(),
             })
             .await;
     }

@@ -71,7 +71,9 @@ pub struct SseError {
     pub bytes: Vec<u8>,
 }
 
-/// Incremental decoder. Feed it chunks; it appends complete events to a collection.
+/// Incremental decoder. Feed it chunks; it appends complete events to a collection
+/// ([`feed`](Self::feed)), or hands them out one at a time as it reads
+/// ([`next_event`](Self::next_event)).
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     line: Vec<u8>,
@@ -79,11 +81,15 @@ pub struct SseDecoder {
     offset: u64,
     after_cr: bool,
     started: bool,
+    /// How many bytes of a leading BOM were seen (before `started`).
+    bom_seen: usize,
     event: String,
     data: String,
     has_data: bool,
     id: String,
 }
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
@@ -93,43 +99,60 @@ impl SseDecoder {
 
     /// Decodes `chunk`, pushing every event it completes onto `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut impl Extend<SseEvent>) -> Result<(), SseError> {
-        const BOM: &[u8] = b"\xEF\xBB\xBF";
-        if !self.started {
-            // A BOM may only stand at the very start, and may be split across chunks.
-            self.line.extend_from_slice(chunk);
-            if self.line.len() < BOM.len() && BOM.starts_with(&self.line) {
-                return Ok(());
-            }
-            self.started = true;
-            let buffered = std::mem::take(&mut self.line);
-            let skip = if buffered.starts_with(BOM) {
-                BOM.len()
-            } else {
-                0
-            };
-            self.offset = skip as u64;
-            self.line_start = self.offset;
-            return self.feed_bytes(&buffered[skip..], out);
+        let mut rest = chunk;
+        while let Some(event) = self.next_event(&mut rest)? {
+            out.extend(Some(event));
         }
-        self.feed_bytes(chunk, out)
+        Ok(())
     }
 
-    fn feed_bytes(
-        &mut self,
-        chunk: &[u8],
-        out: &mut impl Extend<SseEvent>,
-    ) -> Result<(), SseError> {
-        let mut rest = chunk;
-        if self.after_cr && !rest.is_empty() {
+    /// Reads from `input` up to the end of the next complete event and returns it, leaving
+    /// the bytes after it in `input`; or reads all of `input` and returns `None` when no event
+    /// completes in it. Reading events one at a time keeps one event in memory instead of every
+    /// event of a network read.
+    ///
+    /// ```
+    /// use oxpi_ai::sse::SseDecoder;
+    ///
+    /// let mut decoder = SseDecoder::new();
+    /// let mut input: &[u8] = b"data: a\n\ndata: b\n\ndata: c";
+    /// assert_eq!(decoder.next_event(&mut input).unwrap().unwrap().data, "a");
+    /// assert_eq!(input, b"data: b\n\ndata: c");
+    /// assert_eq!(decoder.next_event(&mut input).unwrap().unwrap().data, "b");
+    /// assert_eq!(decoder.next_event(&mut input).unwrap(), None);
+    /// assert!(input.is_empty());
+    /// ```
+    pub fn next_event(&mut self, input: &mut &[u8]) -> Result<Option<SseEvent>, SseError> {
+        while !self.started {
+            // A BOM may only stand at the very start, and may be split across chunks.
+            let Some(&byte) = input.first() else {
+                return Ok(None);
+            };
+            if BOM.get(self.bom_seen) == Some(&byte) {
+                self.bom_seen += 1;
+                *input = &input[1..];
+                self.offset += 1;
+                if self.bom_seen == BOM.len() {
+                    self.started = true;
+                    self.line_start = self.offset;
+                }
+            } else {
+                // Not a BOM after all: the bytes taken for one begin the first line.
+                self.line.extend_from_slice(&BOM[..self.bom_seen]);
+                self.started = true;
+            }
+        }
+        if self.after_cr && !input.is_empty() {
             // A CR ended the last chunk: an LF right after it belongs to the same line end.
             self.after_cr = false;
-            if rest[0] == b'\n' {
-                rest = &rest[1..];
+            if input[0] == b'\n' {
+                *input = &input[1..];
                 self.offset += 1;
                 self.line_start = self.offset;
             }
         }
-        while let Some(end) = memchr::memchr2(b'\n', b'\r', rest) {
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', input) {
+            let rest = *input;
             let mut used = end + 1;
             if rest[end] == b'\r' {
                 match rest.get(end + 1) {
@@ -139,37 +162,40 @@ impl SseDecoder {
                 }
             }
             self.offset += used as u64;
-            if self.line.is_empty() {
+            let event = if self.line.is_empty() {
                 // The whole line is in this chunk: read it in place.
-                self.finish_line(&rest[..end], out)?;
+                self.finish_line(&rest[..end])
             } else {
                 // The line began in an earlier chunk; its buffer keeps its capacity.
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(&rest[..end]);
-                let finished = self.finish_line(&line, out);
+                let finished = self.finish_line(&line);
                 line.clear();
                 self.line = line;
-                finished?;
-            }
+                finished
+            }?;
             self.line_start = self.offset;
-            rest = &rest[used..];
+            *input = &rest[used..];
+            if event.is_some() {
+                return Ok(event);
+            }
         }
-        self.line.extend_from_slice(rest);
-        self.offset += rest.len() as u64;
-        Ok(())
+        self.line.extend_from_slice(input);
+        self.offset += input.len() as u64;
+        *input = &[];
+        Ok(None)
     }
 
-    fn finish_line(&mut self, raw: &[u8], out: &mut impl Extend<SseEvent>) -> Result<(), SseError> {
+    fn finish_line(&mut self, raw: &[u8]) -> Result<Option<SseEvent>, SseError> {
         if raw.is_empty() {
-            self.dispatch(out);
-            return Ok(());
+            return Ok(self.dispatch());
         }
         let line = std::str::from_utf8(raw).map_err(|_| SseError {
             offset: self.line_start,
             bytes: raw.iter().copied().take(64).collect(),
         })?;
         if line.starts_with(':') {
-            return Ok(());
+            return Ok(None);
         }
         let (field, value) = match line.split_once(':') {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
@@ -187,13 +213,13 @@ impl SseDecoder {
             "id" if !value.contains('\0') => value.clone_into(&mut self.id),
             _ => {}
         }
-        Ok(())
+        Ok(None)
     }
 
-    fn dispatch(&mut self, out: &mut impl Extend<SseEvent>) {
+    fn dispatch(&mut self) -> Option<SseEvent> {
         if !self.has_data {
             self.event.clear();
-            return;
+            return None;
         }
         self.has_data = false;
         let event = if self.event.is_empty() {
@@ -205,11 +231,11 @@ impl SseDecoder {
             }
         };
         self.event.clear();
-        out.extend(Some(SseEvent {
+        Some(SseEvent {
             event,
             data: std::mem::take(&mut self.data),
             id: self.id.clone(),
-        }));
+        })
     }
 }
 

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
+use bytes::{Buf, Bytes};
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{RequestBuilder, StatusCode};
-use std::collections::VecDeque;
 
 use crate::sse::{SseDecoder, SseEvent};
 use tokio_util::sync::CancellationToken;
@@ -196,23 +196,25 @@ async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<Ss
     Ok(SseSource {
         response: Some(response),
         decoder: SseDecoder::new(),
-        ready: VecDeque::new(),
+        read: Bytes::new(),
     })
 }
 
-/// An open event stream: the response body, decoded as it arrives by [`SseDecoder`].
+/// An open event stream: the response body, decoded as it arrives by [`SseDecoder`], one
+/// event at a time.
 #[derive(Debug)]
 pub struct SseSource {
     response: Option<reqwest::Response>,
     decoder: SseDecoder,
-    ready: VecDeque<SseEvent>,
+    /// What is left of the last network read.
+    read: Bytes,
 }
 
 impl SseSource {
     /// Stops reading and drops the connection.
     pub fn close(&mut self) {
         self.response = None;
-        self.ready.clear();
+        self.read = Bytes::new();
     }
 }
 
@@ -376,8 +378,19 @@ pub enum SseStep {
 /// without a single byte, so a large event arriving slowly is not a stall).
 pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
     loop {
-        if let Some(event) = source.ready.pop_front() {
-            return SseStep::Message(event);
+        if !source.read.is_empty() {
+            let mut input: &[u8] = &source.read;
+            let decoded = source.decoder.next_event(&mut input);
+            let consumed = source.read.len() - input.len();
+            source.read.advance(consumed);
+            match decoded {
+                Ok(Some(event)) => return SseStep::Message(event),
+                Ok(None) => {}
+                Err(e) => {
+                    source.close();
+                    return SseStep::Failed(format!("The stream was interrupted: {e}"));
+                }
+            }
         }
         let Some(response) = source.response.as_mut() else {
             return SseStep::Ended;
@@ -403,12 +416,7 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
                 return SseStep::Failed(format!("The stream was interrupted: {}", error_chain(&e)));
             }
             Ok(Ok(None)) => source.response = None,
-            Ok(Ok(Some(bytes))) => {
-                if let Err(e) = source.decoder.feed(&bytes, &mut source.ready) {
-                    source.close();
-                    return SseStep::Failed(format!("The stream was interrupted: {e}"));
-                }
-            }
+            Ok(Ok(Some(bytes))) => source.read = bytes,
         }
     }
 }

@@ -24,6 +24,11 @@ impl<'a> Text<'a> {
         self.0.into_owned()
     }
 
+    /// The same text, borrowed from this one.
+    pub fn borrowed(&self) -> Text<'_> {
+        Text(Cow::Borrowed(&self.0))
+    }
+
     /// The same text, owned, so it no longer borrows the chunk.
     pub fn into_static(self) -> Text<'static> {
         Text(Cow::Owned(self.0.into_owned()))

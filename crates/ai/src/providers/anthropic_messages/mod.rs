@@ -204,7 +204,7 @@ async fn run(
             None
         };
         let flow = match fast {
-            Some(delta) => processor.process_block_delta(&delta).await,
+            Some(delta) => processor.process_block_delta(delta).await,
             None => match serde_json::from_str::<StreamEvent>(data) {
                 Ok(event) => processor.process(event).await,
                 Err(e) => {

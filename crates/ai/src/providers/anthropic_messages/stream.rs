@@ -14,7 +14,7 @@
 //! it, as in pi); `max_tokens` and `model_context_window_exceeded` → `length`; `tool_use` →
 //! `toolUse`; `refusal` and `sensitive` → `error` saying so; anything else → `stop`.
 
-use super::wire::{BlockDeltaData, DeltaRef, MessageShell, StartBlock, StreamEvent, WireUsage};
+use super::wire::{BlockDeltaData, DeltaText, MessageShell, StartBlock, StreamEvent, WireUsage};
 use crate::reply::ReplyBuilder;
 use crate::types::content::ThinkingContent;
 use crate::types::message::{AssistantMessage, StopReason};
@@ -97,7 +97,7 @@ impl EventProcessor {
                 content_block,
             } => self.block_start(index, content_block).await,
             StreamEvent::ContentBlockDelta { index, delta } => {
-                self.delta(index, delta.as_delta_ref()).await?
+                self.delta(index, delta.into_delta_text()).await?
             }
             StreamEvent::ContentBlockStop { index } => self.block_stop(index).await,
             StreamEvent::MessageDelta { delta, usage } => {
@@ -190,38 +190,36 @@ impl EventProcessor {
 
     /// Applies a `content_block_delta` read by [`BlockDeltaReader`](super::reader::BlockDeltaReader) (the common event,
     /// read without building a [`StreamEvent`]).
-    pub async fn process_block_delta(
-        &mut self,
-        event: &BlockDeltaData<'_>,
-    ) -> Result<Flow, String> {
+    pub async fn process_block_delta(&mut self, event: BlockDeltaData<'_>) -> Result<Flow, String> {
         self.out.start().await;
-        self.delta(event.index, event.delta.as_delta_ref()).await?;
+        self.delta(event.index, event.delta.into_delta_text())
+            .await?;
         Ok(Flow::Continue)
     }
 
-    async fn delta(&mut self, index: u64, delta: DeltaRef<'_>) -> Result<(), String> {
+    async fn delta(&mut self, index: u64, delta: DeltaText<'_>) -> Result<(), String> {
         let Some(open) = self.open.as_mut().filter(|o| o.index == index) else {
             return Err(format!(
                 "a content_block_delta arrived for block {index}, which is not open"
             ));
         };
         match (&mut open.kind, delta) {
-            (_, DeltaRef::Other) | (Kind::Skipped, _) => {}
-            (Kind::Text, DeltaRef::Text(text)) => self.out.text(text).await,
-            (Kind::Thinking, DeltaRef::Thinking(thinking)) => self.out.thinking(thinking).await,
-            (Kind::Thinking, DeltaRef::Signature(signature)) => {
+            (_, DeltaText::Other) | (Kind::Skipped, _) => {}
+            (Kind::Text, DeltaText::Text(text)) => self.out.text(text).await,
+            (Kind::Thinking, DeltaText::Thinking(thinking)) => self.out.thinking(thinking).await,
+            (Kind::Thinking, DeltaText::Signature(signature)) => {
                 if !signature.is_empty() {
                     self.out.thinking_signature(signature);
                 }
             }
-            (Kind::ToolUse { had_delta, .. }, DeltaRef::InputJson(partial_json)) => {
+            (Kind::ToolUse { had_delta, .. }, DeltaText::InputJson(partial_json)) => {
                 *had_delta = true;
                 self.out.tool_call_delta(partial_json).await;
             }
             (kind, other) => {
                 return Err(format!(
                     "a {} arrived for block {index}, a {} block",
-                    delta_name(other),
+                    other.name(),
                     kind.name()
                 ))
             }
@@ -322,15 +320,5 @@ impl EventProcessor {
         let usage = self.usage();
         self.out.set_usage(usage);
         self.out.fail(reason, message).await
-    }
-}
-
-fn delta_name(delta: DeltaRef<'_>) -> &'static str {
-    match delta {
-        DeltaRef::Text(_) => "text_delta",
-        DeltaRef::Thinking(_) => "thinking_delta",
-        DeltaRef::Signature(_) => "signature_delta",
-        DeltaRef::InputJson(_) => "input_json_delta",
-        DeltaRef::Other => "delta",
     }
 }

@@ -2,6 +2,8 @@
 //! leniently: unknown fields are ignored, unknown event, block and delta types are kept as
 //! `Other`, `null` counters read as absent).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::providers::text::Text;
@@ -369,7 +371,11 @@ mod tests {
             let StreamEvent::ContentBlockDelta { delta, .. } = &tagged else {
                 panic!("{data}");
             };
-            assert_eq!(flat.delta.as_delta_ref(), delta.as_delta_ref(), "{data}");
+            assert_eq!(
+                flat.delta.clone().into_delta_text(),
+                delta.clone().into_delta_text(),
+                "{data}"
+            );
             assert_eq!(flat.into_event(), tagged, "{data}");
         }
     }
@@ -458,47 +464,63 @@ mod tests {
     }
 }
 
-/// A [`Delta`] seen through borrowed text: what the stream processor works on, whether the
-/// delta came as a [`StreamEvent`] or as a [`BlockDeltaData`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeltaRef<'a> {
+/// A [`Delta`]'s type and text, whether the delta came as a [`StreamEvent`] or as a
+/// [`BlockDeltaData`]: what the stream processor works on. Text the chunk had without escapes
+/// stays borrowed from it; owned text is moved, never copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeltaText<'a> {
     /// `text_delta`.
-    Text(&'a str),
+    Text(Cow<'a, str>),
     /// `thinking_delta`.
-    Thinking(&'a str),
+    Thinking(Cow<'a, str>),
     /// `signature_delta`.
-    Signature(&'a str),
+    Signature(Cow<'a, str>),
     /// `input_json_delta`.
-    InputJson(&'a str),
+    InputJson(Cow<'a, str>),
     /// Any other type.
     Other,
 }
 
-impl Delta {
-    /// This delta as a [`DeltaRef`].
-    pub fn as_delta_ref(&self) -> DeltaRef<'_> {
+impl DeltaText<'_> {
+    /// The delta type's name.
+    pub fn name(&self) -> &'static str {
         match self {
-            Delta::TextDelta { text } => DeltaRef::Text(text),
-            Delta::ThinkingDelta { thinking } => DeltaRef::Thinking(thinking),
-            Delta::SignatureDelta { signature } => DeltaRef::Signature(signature),
-            Delta::InputJsonDelta { partial_json } => DeltaRef::InputJson(partial_json),
-            Delta::Other => DeltaRef::Other,
+            DeltaText::Text(_) => "text_delta",
+            DeltaText::Thinking(_) => "thinking_delta",
+            DeltaText::Signature(_) => "signature_delta",
+            DeltaText::InputJson(_) => "input_json_delta",
+            DeltaText::Other => "delta",
         }
     }
 }
 
-impl FlatDelta<'_> {
-    /// This delta as a [`DeltaRef`] (a missing field reads as empty text, as in [`Delta`]).
-    pub fn as_delta_ref(&self) -> DeltaRef<'_> {
-        fn get<'t>(field: &'t Option<Text<'_>>) -> &'t str {
-            field.as_ref().map_or("", Text::as_str)
+impl Delta {
+    /// This delta as a [`DeltaText`].
+    pub fn into_delta_text(self) -> DeltaText<'static> {
+        match self {
+            Delta::TextDelta { text } => DeltaText::Text(Cow::Owned(text)),
+            Delta::ThinkingDelta { thinking } => DeltaText::Thinking(Cow::Owned(thinking)),
+            Delta::SignatureDelta { signature } => DeltaText::Signature(Cow::Owned(signature)),
+            Delta::InputJsonDelta { partial_json } => {
+                DeltaText::InputJson(Cow::Owned(partial_json))
+            }
+            Delta::Other => DeltaText::Other,
+        }
+    }
+}
+
+impl<'a> FlatDelta<'a> {
+    /// This delta as a [`DeltaText`] (a missing field reads as empty text, as in [`Delta`]).
+    pub fn into_delta_text(self) -> DeltaText<'a> {
+        fn take(field: Option<Text<'_>>) -> Cow<'_, str> {
+            field.map_or(Cow::Borrowed(""), |text| text.0)
         }
         match self.kind.as_str() {
-            "text_delta" => DeltaRef::Text(get(&self.text)),
-            "thinking_delta" => DeltaRef::Thinking(get(&self.thinking)),
-            "signature_delta" => DeltaRef::Signature(get(&self.signature)),
-            "input_json_delta" => DeltaRef::InputJson(get(&self.partial_json)),
-            _ => DeltaRef::Other,
+            "text_delta" => DeltaText::Text(take(self.text)),
+            "thinking_delta" => DeltaText::Thinking(take(self.thinking)),
+            "signature_delta" => DeltaText::Signature(take(self.signature)),
+            "input_json_delta" => DeltaText::InputJson(take(self.partial_json)),
+            _ => DeltaText::Other,
         }
     }
 }

@@ -4,9 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::wire::{
-    ArgumentsDelta, ChatChunk, ChunkChoice, ChunkDelta, FunctionDelta, Text, ToolCallDelta,
-};
+use super::wire::{ArgumentsDelta, ChatChunk, Text, ToolCallDeltas};
 use crate::providers::envelope::{Envelope, EnvelopeCache};
 
 /// Reads the chunks of one stream, in order. See [`crate::providers::envelope`].
@@ -79,7 +77,7 @@ impl Skeleton {
             return None;
         }
         let delta = &chunk.choice.as_ref()?.delta;
-        let arguments = match delta.tool_calls.as_deref() {
+        let arguments = match delta.tool_calls.as_ref().map(ToolCallDeltas::as_slice) {
             Some([call]) => match call.function.as_ref().and_then(|f| f.arguments.as_ref()) {
                 Some(ArgumentsDelta::Text(Cow::Borrowed(s))) if !s.is_empty() => Some(*s),
                 _ => None,
@@ -104,60 +102,26 @@ impl Skeleton {
 
     /// The skeleton, borrowed, with `fragment` in its slot.
     fn fill<'s>(&'s self, fragment: Text<'s>) -> ChatChunk<'s> {
-        let skeleton = &self.chunk;
-        let text = |text: &'s Option<Text<'static>>| {
-            text.as_ref().map(|t| Text(Cow::Borrowed(t.as_str())))
-        };
-        let slot = |slot: Slot, field: &'s Option<Text<'static>>| {
-            if self.slot == slot {
-                Some(fragment.clone())
-            } else {
-                text(field)
+        let mut chunk = self.chunk.borrowed();
+        // `learn` only makes skeletons whose slot exists.
+        if let Some(delta) = chunk.choice.as_mut().map(|choice| &mut choice.delta) {
+            match self.slot {
+                Slot::Content => delta.content = Some(fragment),
+                Slot::ReasoningContent => delta.reasoning_content = Some(fragment),
+                Slot::Reasoning => delta.reasoning = Some(fragment),
+                Slot::Arguments => {
+                    if let Some(function) = delta
+                        .tool_calls
+                        .as_mut()
+                        .and_then(ToolCallDeltas::first_mut)
+                        .and_then(|call| call.function.as_mut())
+                    {
+                        function.arguments = Some(ArgumentsDelta::Text(fragment.0));
+                    }
+                }
             }
-        };
-        ChatChunk {
-            id: text(&skeleton.id),
-            choice: skeleton.choice.as_ref().map(|choice| ChunkChoice {
-                delta: ChunkDelta {
-                    content: slot(Slot::Content, &choice.delta.content),
-                    reasoning_content: slot(
-                        Slot::ReasoningContent,
-                        &choice.delta.reasoning_content,
-                    ),
-                    reasoning: slot(Slot::Reasoning, &choice.delta.reasoning),
-                    tool_calls: choice.delta.tool_calls.as_ref().map(|calls| {
-                        calls
-                            .iter()
-                            .enumerate()
-                            .map(|(position, call)| ToolCallDelta {
-                                index: call.index,
-                                id: text(&call.id),
-                                function: call.function.as_ref().map(|function| FunctionDelta {
-                                    name: text(&function.name),
-                                    arguments: if self.slot == Slot::Arguments && position == 0 {
-                                        Some(ArgumentsDelta::Text(fragment.0.clone()))
-                                    } else {
-                                        function.arguments.as_ref().map(|arguments| match arguments
-                                        {
-                                            ArgumentsDelta::Text(t) => {
-                                                ArgumentsDelta::Text(Cow::Borrowed(t))
-                                            }
-                                            ArgumentsDelta::Json(v) => {
-                                                ArgumentsDelta::Json(v.clone())
-                                            }
-                                        })
-                                    },
-                                }),
-                            })
-                            .collect()
-                    }),
-                },
-                finish_reason: choice.finish_reason,
-                usage: choice.usage.clone(),
-            }),
-            usage: skeleton.usage.clone(),
-            error: None,
         }
+        chunk
     }
 }
 

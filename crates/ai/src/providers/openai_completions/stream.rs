@@ -75,7 +75,7 @@ impl ChunkProcessor {
         let delta = choice.delta;
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(thinking) = reasoning.filter(|r| !r.as_str().is_empty()) {
-            self.out.thinking(thinking.as_str()).await;
+            self.out.thinking(thinking.0).await;
         }
         if let Some(text) = delta.content.filter(|t| !t.as_str().is_empty()) {
             match &mut self.text_calls {
@@ -83,7 +83,7 @@ impl ChunkProcessor {
                     let now = detector.push(text.as_str());
                     self.out.text(&now).await;
                 }
-                None => self.out.text(text.as_str()).await,
+                None => self.out.text(text.0).await,
             }
         }
         for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
@@ -121,7 +121,7 @@ impl ChunkProcessor {
                 }
             }
             match function.arguments {
-                Some(ArgumentsDelta::Text(fragment)) => self.out.tool_call_delta(&fragment).await,
+                Some(ArgumentsDelta::Text(fragment)) => self.out.tool_call_delta(fragment).await,
                 Some(ArgumentsDelta::Json(Value::Null)) | None => {}
                 Some(ArgumentsDelta::Json(object)) => {
                     self.out.tool_call_delta(&object.to_string()).await

@@ -90,7 +90,105 @@ pub struct ChunkDelta<'a> {
     pub reasoning: Option<Text<'a>>,
     /// Tool-call fragments.
     #[serde(borrow)]
-    pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+    pub tool_calls: Option<ToolCallDeltas<'a>>,
+}
+
+/// The `tool_calls` of a delta: nearly always one, which is then kept without a heap
+/// allocation (one per chunk saved).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCallDeltas<'a> {
+    /// The usual case.
+    One(ToolCallDelta<'a>),
+    /// None, or more than one.
+    Many(Vec<ToolCallDelta<'a>>),
+}
+
+impl<'a> ToolCallDeltas<'a> {
+    /// The first fragment.
+    pub fn first_mut(&mut self) -> Option<&mut ToolCallDelta<'a>> {
+        match self {
+            ToolCallDeltas::One(call) => Some(call),
+            ToolCallDeltas::Many(calls) => calls.first_mut(),
+        }
+    }
+
+    /// The same fragments, borrowing their strings from these.
+    pub fn borrowed(&self) -> ToolCallDeltas<'_> {
+        match self {
+            ToolCallDeltas::One(call) => ToolCallDeltas::One(call.borrowed()),
+            ToolCallDeltas::Many(calls) => {
+                ToolCallDeltas::Many(calls.iter().map(ToolCallDelta::borrowed).collect())
+            }
+        }
+    }
+
+    /// The fragments, in order.
+    pub fn as_slice(&self) -> &[ToolCallDelta<'a>] {
+        match self {
+            ToolCallDeltas::One(call) => std::slice::from_ref(call),
+            ToolCallDeltas::Many(calls) => calls,
+        }
+    }
+}
+
+impl Default for ToolCallDeltas<'_> {
+    fn default() -> Self {
+        ToolCallDeltas::Many(Vec::new())
+    }
+}
+
+impl<'a> From<Vec<ToolCallDelta<'a>>> for ToolCallDeltas<'a> {
+    fn from(mut calls: Vec<ToolCallDelta<'a>>) -> Self {
+        match calls.pop() {
+            Some(call) if calls.is_empty() => ToolCallDeltas::One(call),
+            Some(call) => {
+                calls.push(call);
+                ToolCallDeltas::Many(calls)
+            }
+            None => ToolCallDeltas::Many(calls),
+        }
+    }
+}
+
+impl<'a> IntoIterator for ToolCallDeltas<'a> {
+    type Item = ToolCallDelta<'a>;
+    type IntoIter = std::iter::Chain<
+        std::option::IntoIter<ToolCallDelta<'a>>,
+        std::vec::IntoIter<ToolCallDelta<'a>>,
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            ToolCallDeltas::One(call) => Some(call).into_iter().chain(Vec::new()),
+            ToolCallDeltas::Many(calls) => None.into_iter().chain(calls),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ToolCallDeltas<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct DeltasVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for DeltasVisitor<'a> {
+            type Value = ToolCallDeltas<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let Some(first) = seq.next_element::<ToolCallDelta<'a>>()? else {
+                    return Ok(ToolCallDeltas::Many(Vec::new()));
+                };
+                let Some(second) = seq.next_element::<ToolCallDelta<'a>>()? else {
+                    return Ok(ToolCallDeltas::One(first));
+                };
+                let mut calls = vec![first, second];
+                while let Some(call) = seq.next_element()? {
+                    calls.push(call);
+                }
+                Ok(ToolCallDeltas::Many(calls))
+            }
+        }
+        deserializer.deserialize_seq(DeltasVisitor(PhantomData))
+    }
 }
 
 /// A tool-call fragment.
@@ -217,7 +315,67 @@ fn first_choice<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer.deserialize_any(FirstVisitor(PhantomData))
 }
 
+impl ToolCallDelta<'_> {
+    /// The same fragment, borrowing its strings from this one.
+    pub fn borrowed(&self) -> ToolCallDelta<'_> {
+        ToolCallDelta {
+            index: self.index,
+            id: self.id.as_ref().map(Text::borrowed),
+            function: self.function.as_ref().map(|function| FunctionDelta {
+                name: function.name.as_ref().map(Text::borrowed),
+                arguments: function
+                    .arguments
+                    .as_ref()
+                    .map(|arguments| match arguments {
+                        ArgumentsDelta::Text(text) => ArgumentsDelta::Text(Cow::Borrowed(text)),
+                        ArgumentsDelta::Json(value) => ArgumentsDelta::Json(value.clone()),
+                    }),
+            }),
+        }
+    }
+
+    /// The same fragment with every string owned.
+    pub fn into_static(self) -> ToolCallDelta<'static> {
+        ToolCallDelta {
+            index: self.index,
+            id: self.id.map(Text::into_static),
+            function: self.function.map(|function| FunctionDelta {
+                name: function.name.map(Text::into_static),
+                arguments: function.arguments.map(|arguments| match arguments {
+                    ArgumentsDelta::Text(text) => {
+                        ArgumentsDelta::Text(Cow::Owned(text.into_owned()))
+                    }
+                    ArgumentsDelta::Json(value) => ArgumentsDelta::Json(value),
+                }),
+            }),
+        }
+    }
+}
+
 impl ChatChunk<'_> {
+    /// The same chunk, borrowing its strings from this one.
+    pub fn borrowed(&self) -> ChatChunk<'_> {
+        ChatChunk {
+            id: self.id.as_ref().map(Text::borrowed),
+            choice: self.choice.as_ref().map(|choice| ChunkChoice {
+                delta: ChunkDelta {
+                    content: choice.delta.content.as_ref().map(Text::borrowed),
+                    reasoning_content: choice.delta.reasoning_content.as_ref().map(Text::borrowed),
+                    reasoning: choice.delta.reasoning.as_ref().map(Text::borrowed),
+                    tool_calls: choice
+                        .delta
+                        .tool_calls
+                        .as_ref()
+                        .map(ToolCallDeltas::borrowed),
+                },
+                finish_reason: choice.finish_reason,
+                usage: choice.usage.clone(),
+            }),
+            usage: self.usage.clone(),
+            error: self.error.clone(),
+        }
+    }
+
     /// The same chunk with every string owned.
     pub fn into_static(self) -> ChatChunk<'static> {
         ChatChunk {
@@ -230,24 +388,9 @@ impl ChatChunk<'_> {
                     tool_calls: choice.delta.tool_calls.map(|calls| {
                         calls
                             .into_iter()
-                            .map(|call| ToolCallDelta {
-                                index: call.index,
-                                id: call.id.map(Text::into_static),
-                                function: call.function.map(|function| FunctionDelta {
-                                    name: function.name.map(Text::into_static),
-                                    arguments: function.arguments.map(
-                                        |arguments| match arguments {
-                                            ArgumentsDelta::Text(text) => {
-                                                ArgumentsDelta::Text(Cow::Owned(text.into_owned()))
-                                            }
-                                            ArgumentsDelta::Json(value) => {
-                                                ArgumentsDelta::Json(value)
-                                            }
-                                        },
-                                    ),
-                                }),
-                            })
-                            .collect()
+                            .map(ToolCallDelta::into_static)
+                            .collect::<Vec<_>>()
+                            .into()
                     }),
                 },
                 finish_reason: choice.finish_reason,
@@ -342,7 +485,12 @@ mod tests {
             .to_string();
             let chunk: ChatChunk<'_> = serde_json::from_str(&data).unwrap();
             let calls = chunk.choice.unwrap().delta.tool_calls.unwrap();
-            let got = calls[0].function.as_ref().unwrap().arguments.clone();
+            let got = calls.as_slice()[0]
+                .function
+                .as_ref()
+                .unwrap()
+                .arguments
+                .clone();
             assert_eq!(got, Some(ArgumentsDelta::Json(expected)));
         }
     }
@@ -353,6 +501,38 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "invalid type: integer `5`, expected a string at line 1 column 8"
+        );
+    }
+
+    #[test]
+    fn one_tool_call_fragment_is_kept_inline_and_any_number_reads_in_order() {
+        let call = |n: u64| ToolCallDelta {
+            index: Some(n),
+            ..ToolCallDelta::default()
+        };
+        for (json, expected) in [
+            ("[]", ToolCallDeltas::Many(vec![])),
+            (r#"[{"index":0}]"#, ToolCallDeltas::One(call(0))),
+            (
+                r#"[{"index":0},{"index":1}]"#,
+                ToolCallDeltas::Many(vec![call(0), call(1)]),
+            ),
+            (
+                r#"[{"index":0},{"index":1},{"index":2}]"#,
+                ToolCallDeltas::Many(vec![call(0), call(1), call(2)]),
+            ),
+        ] {
+            let got: ToolCallDeltas<'_> = serde_json::from_str(json).unwrap();
+            assert_eq!(got, expected, "{json}");
+            assert_eq!(ToolCallDeltas::from(got.as_slice().to_vec()), expected);
+            let order: Vec<_> = got.into_iter().map(|c| c.index).collect();
+            let wanted: Vec<_> = expected.as_slice().iter().map(|c| c.index).collect();
+            assert_eq!(order, wanted);
+        }
+        let err = serde_json::from_str::<ToolCallDeltas<'_>>(r#"{"index":0}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid type: map, expected a sequence at line 1 column 0"
         );
     }
 }
