@@ -186,6 +186,18 @@ impl SseDecoder {
         Ok(None)
     }
 
+    /// Hands back an event the caller is done with, so the next event's data reuses its
+    /// buffer instead of allocating one (reading one event at a time, a stream then allocates
+    /// its data buffer once). Does nothing once the next event has begun, or for a buffer
+    /// larger than 64 KiB (not kept around).
+    pub fn recycle(&mut self, event: SseEvent) {
+        const MAX_KEPT: usize = 64 * 1024;
+        if !self.has_data && self.data.capacity() == 0 && event.data.capacity() <= MAX_KEPT {
+            self.data = event.data;
+            self.data.clear();
+        }
+    }
+
     fn finish_line(&mut self, raw: &[u8]) -> Result<Option<SseEvent>, SseError> {
         if raw.is_empty() {
             return Ok(self.dispatch());
@@ -296,5 +308,23 @@ mod tests {
         let text = "data: 漢字\n\n".as_bytes();
         let (a, b) = text.split_at(8);
         assert_eq!(decode_in(&[a, b]).unwrap(), vec![ev("message", "漢字", "")]);
+    }
+
+    #[test]
+    fn a_recycled_event_lends_its_buffer_to_the_next_one() {
+        let mut decoder = SseDecoder::new();
+        let mut input: &[u8] = b"data: first\n\ndata: second\n\ndata: thi";
+        let first = decoder.next_event(&mut input).unwrap().unwrap();
+        let buffer = first.data.as_ptr();
+        decoder.recycle(first);
+        let second = decoder.next_event(&mut input).unwrap().unwrap();
+        assert_eq!(second.data, "second");
+        assert_eq!(second.data.as_ptr(), buffer);
+        // The third event has begun: a late recycle leaves it alone (its first bytes stay).
+        assert_eq!(decoder.next_event(&mut input).unwrap(), None);
+        decoder.recycle(second);
+        let mut rest: &[u8] = b"rd\n\n";
+        let third = decoder.next_event(&mut rest).unwrap().unwrap();
+        assert_eq!(third.data, "third");
     }
 }

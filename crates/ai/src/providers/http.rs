@@ -211,6 +211,11 @@ pub struct SseSource {
 }
 
 impl SseSource {
+    /// Hands back an event the caller is done with (see [`SseDecoder::recycle`]).
+    pub fn recycle(&mut self, event: SseEvent) {
+        self.decoder.recycle(event);
+    }
+
     /// Stops reading and drops the connection.
     pub fn close(&mut self) {
         self.response = None;

@@ -223,7 +223,7 @@ async fn run(
             },
         };
         match flow {
-            Ok(Flow::Continue) => {}
+            Ok(Flow::Continue) => source.recycle(message),
             Ok(Flow::Complete) => {
                 source.close();
                 break;

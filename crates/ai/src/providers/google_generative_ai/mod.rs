@@ -221,6 +221,7 @@ async fn run(
                 .await;
             return;
         }
+        source.recycle(event);
     }
     processor.finish().await;
 }

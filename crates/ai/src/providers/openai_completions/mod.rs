@@ -178,7 +178,7 @@ async fn run(
         if data.is_empty() {
             continue;
         }
-        let chunk = match reader.read(data) {
+        let mut chunk = match reader.read(data) {
             Ok(chunk) => chunk,
             Err(e) => {
                 source.close();
@@ -190,11 +190,12 @@ async fn run(
                 return;
             }
         };
-        if let Err(text) = processor.process(chunk).await {
+        if let Err(text) = processor.process(&mut chunk).await {
             source.close();
             processor.fail(StopReason::Error, text).await;
             return;
         }
+        source.recycle(event);
     }
     processor.finish().await;
 }

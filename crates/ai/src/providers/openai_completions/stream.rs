@@ -52,32 +52,37 @@ impl ChunkProcessor {
         self.finish_reason.is_some()
     }
 
-    /// Applies one chunk. An error chunk or an impossible fragment is returned as `Err(text)`.
-    pub async fn process(&mut self, chunk: ChatChunk<'_>) -> Result<(), String> {
+    /// Applies one chunk, taking the texts it uses out of it (the chunk is borrowed rather than
+    /// moved: it is large, and a delta is small). An error chunk or an impossible fragment is
+    /// returned as `Err(text)`.
+    pub async fn process(&mut self, chunk: &mut ChatChunk<'_>) -> Result<(), String> {
         self.out.start().await;
-        if let Some(error) = chunk.error {
-            return Err(format!("the server sent an error: {}", error_text(&error)));
+        if let Some(error) = &chunk.error {
+            return Err(format!("the server sent an error: {}", error_text(error)));
         }
-        if let Some(id) = chunk.id.filter(|id| !id.as_str().is_empty()) {
+        if let Some(id) = chunk.id.take().filter(|id| !id.as_str().is_empty()) {
             if self.out.message().response_id.is_none() {
                 self.out.set_response_id(id.into_owned());
             }
         }
-        if let Some(usage) = chunk.usage {
-            self.usage = Some(*usage);
+        if let Some(usage) = &chunk.usage {
+            self.usage = Some(**usage);
         }
-        let Some(choice) = chunk.choice else {
+        let Some(choice) = chunk.choice.as_mut() else {
             return Ok(());
         };
-        if let Some(usage) = choice.usage {
-            self.usage = Some(*usage);
+        if let Some(usage) = &choice.usage {
+            self.usage = Some(**usage);
         }
-        let delta = choice.delta;
-        let reasoning = delta.reasoning_content.or(delta.reasoning);
+        let delta = &mut choice.delta;
+        let reasoning = delta
+            .reasoning_content
+            .take()
+            .or_else(|| delta.reasoning.take());
         if let Some(thinking) = reasoning.filter(|r| !r.as_str().is_empty()) {
             self.out.thinking(thinking.0).await;
         }
-        if let Some(text) = delta.content.filter(|t| !t.as_str().is_empty()) {
+        if let Some(text) = delta.content.take().filter(|t| !t.as_str().is_empty()) {
             match &mut self.text_calls {
                 Some(detector) => {
                     let now = detector.push(text.as_str());
@@ -86,10 +91,17 @@ impl ChunkProcessor {
                 None => self.out.text(text.0).await,
             }
         }
-        for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        let calls = match delta.tool_calls.as_mut() {
+            Some(calls) => calls.as_mut_slice(),
+            None => &mut [],
+        };
+        for (position, call) in calls.iter_mut().enumerate() {
             let index = call.index.unwrap_or(position as u64);
-            let function = call.function.unwrap_or_default();
-            let new_id = call.id.filter(|id| !id.as_str().is_empty());
+            let (name, arguments) = match call.function.as_mut() {
+                Some(function) => (function.name.take(), function.arguments.take()),
+                None => (None, None),
+            };
+            let new_id = call.id.take().filter(|id| !id.as_str().is_empty());
             let open_id = self
                 .out
                 .open_tool_call_mut()
@@ -110,17 +122,17 @@ impl ChunkProcessor {
                     self.finished_tools.insert(previous);
                 }
                 let id = new_id.map_or_else(generate_call_id, Text::into_owned);
-                let name = function.name.map(Text::into_owned).unwrap_or_default();
+                let name = name.map(Text::into_owned).unwrap_or_default();
                 self.out.tool_call_start(id, name).await;
                 self.current_tool = Some(index);
-            } else if let Some(name) = function.name.filter(|n| !n.as_str().is_empty()) {
+            } else if let Some(name) = name.filter(|n| !n.as_str().is_empty()) {
                 if let Some(open) = self.out.open_tool_call_mut() {
                     if open.name.is_empty() {
                         open.name = name.into_owned();
                     }
                 }
             }
-            match function.arguments {
+            match arguments {
                 Some(ArgumentsDelta::Text(fragment)) => self.out.tool_call_delta(fragment).await,
                 Some(ArgumentsDelta::Json(Value::Null)) | None => {}
                 Some(ArgumentsDelta::Json(object)) => {

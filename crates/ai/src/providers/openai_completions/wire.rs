@@ -122,6 +122,14 @@ impl<'a> ToolCallDeltas<'a> {
         }
     }
 
+    /// The fragments, in order, to change.
+    pub fn as_mut_slice(&mut self) -> &mut [ToolCallDelta<'a>] {
+        match self {
+            ToolCallDeltas::One(call) => std::slice::from_mut(call),
+            ToolCallDeltas::Many(calls) => calls,
+        }
+    }
+
     /// The fragments, in order.
     pub fn as_slice(&self) -> &[ToolCallDelta<'a>] {
         match self {

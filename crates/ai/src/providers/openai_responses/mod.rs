@@ -204,7 +204,7 @@ async fn run(
             }
         };
         match processor.process(event).await {
-            Ok(Step::Continue) => {}
+            Ok(Step::Continue) => source.recycle(message),
             Ok(Step::Finished) => {
                 source.close();
                 break;
