@@ -1,12 +1,12 @@
 //! Arbitrary Chat Completions stream data (as `data:` lines) through the provider's chunk
-//! processing: never panics, always ends in exactly one terminal event.
+//! reader and processing: never panics, always ends in exactly one terminal event.
 #![no_main]
 
 use futures::StreamExt;
 use libfuzzer_sys::fuzz_target;
 use oxpi_ai::providers::openai_completions::compat::OpenAiCompat;
 use oxpi_ai::providers::openai_completions::stream::ChunkProcessor;
-use oxpi_ai::providers::openai_completions::wire::ChatChunk;
+use oxpi_ai::providers::openai_completions::reader::ChunkReader;
 use oxpi_ai::{AssistantMessageEventStream, Model, ReplyBuilder};
 
 fuzz_target!(|data: &[u8]| {
@@ -23,11 +23,12 @@ fuzz_target!(|data: &[u8]| {
         let producer = async move {
             let out = ReplyBuilder::new(&model, sink);
             let mut processor = ChunkProcessor::new(out, &model, &compat, vec!["read".into()]);
+            let mut reader = ChunkReader::new();
             for line in text.lines() {
                 let Some(data) = line.strip_prefix("data:") else { continue };
-                match serde_json::from_str::<ChatChunk>(data.trim()) {
-                    Ok(chunk) => {
-                        if let Err(e) = processor.process(chunk).await {
+                match reader.read(data.trim()) {
+                    Ok(mut chunk) => {
+                        if let Err(e) = processor.process(&mut chunk).await {
                             processor.fail(oxpi_ai::StopReason::Error, e).await;
                             return;
                         }

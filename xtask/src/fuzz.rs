@@ -11,6 +11,7 @@ Runs one of the cargo-fuzz targets in fuzz/ with libFuzzer for N seconds (defaul
   partial_json       the incremental tool-argument JSON parser against serde_json
   sse_decoder        the server-sent-events decoder: any bytes, any split
   chat_stream        arbitrary Chat Completions stream data through the chunk processor
+  chunk_readers      the chunk readers that skip a repeated envelope, against serde_json
   workspace_resolve  workspace path resolution never leaves the root
 
 Needs cargo-fuzz (`cargo install cargo-fuzz`). On a stable toolchain the run sets
@@ -23,10 +24,11 @@ Options:
   -h, --help   Show this help";
 
 /// The fuzz targets, as named in fuzz/Cargo.toml.
-pub(crate) const TARGETS: [&str; 4] = [
+pub(crate) const TARGETS: [&str; 5] = [
     "partial_json",
     "sse_decoder",
     "chat_stream",
+    "chunk_readers",
     "workspace_resolve",
 ];
 

@@ -75,24 +75,30 @@ impl Envelope {
     }
 }
 
-/// The envelope of the last fully parsed chunk that had one, with what the provider keeps about
-/// that chunk (its "skeleton": everything but the varying string).
+/// The envelopes of the last two fully parsed chunks that had one, each with what the provider
+/// keeps about its chunk (its "skeleton": everything but the varying string). Two, so that a
+/// stream alternating between two kinds of chunk (reasoning and text, two tool calls) keeps
+/// reading both through their envelopes.
 ///
 /// Where envelopes never repeat (a server that pads every chunk differently), learning each
-/// one would only add copies, so the cache learns less and less often while the cached envelope
-/// keeps missing: at the 1st, 2nd, 4th, 8th, … miss in a row. Until it has an envelope, it
-/// tries every chunk.
+/// one would only add copies, so the cache learns less and less often while its envelopes keep
+/// missing: at the 1st, 2nd, 4th, 8th, … miss in a row. Until it has an envelope, it tries
+/// every chunk.
 #[derive(Debug)]
 pub struct EnvelopeCache<S> {
-    last: Option<(Envelope, S)>,
+    /// Most recently used first.
+    entries: Vec<(Envelope, S)>,
     misses: u64,
     hits: u64,
 }
 
+/// How many envelopes a cache keeps.
+const ENTRIES: usize = 2;
+
 impl<S> Default for EnvelopeCache<S> {
     fn default() -> Self {
         Self {
-            last: None,
+            entries: Vec::new(),
             misses: 0,
             hits: 0,
         }
@@ -105,34 +111,42 @@ impl<S> EnvelopeCache<S> {
         Self::default()
     }
 
-    /// The varying string of `data`, when `data` has the cached envelope. The skeleton that
-    /// goes with it is [`skeleton`](Self::skeleton).
+    /// The varying string of `data`, when `data` has one of the cached envelopes. The skeleton
+    /// that goes with it is then [`skeleton`](Self::skeleton).
     pub fn fragment<'d>(&mut self, data: &'d str) -> Option<Text<'d>> {
-        let fragment = self.last.as_ref()?.0.string_in(data)?;
+        let (position, fragment) = self
+            .entries
+            .iter()
+            .enumerate()
+            .find_map(|(position, (envelope, _))| Some((position, envelope.string_in(data)?)))?;
+        if position > 0 {
+            self.entries.swap(0, position);
+        }
         self.misses = 0;
         self.hits += 1;
         Some(fragment)
     }
 
-    /// The skeleton of the cached envelope.
+    /// The skeleton of the envelope [`fragment`](Self::fragment) last found.
     pub fn skeleton(&self) -> Option<&S> {
-        self.last.as_ref().map(|(_, skeleton)| skeleton)
+        self.entries.first().map(|(_, skeleton)| skeleton)
     }
 
     /// Call after parsing a chunk in full: `learn` gives its envelope and skeleton, if it has
     /// them, and is called only when the cache is learning (see the type's docs).
     pub fn parsed(&mut self, learn: impl FnOnce() -> Option<(Envelope, S)>) {
-        if self.last.is_some() {
+        if !self.entries.is_empty() {
             self.misses = self.misses.saturating_add(1);
         }
         if self.misses <= 2 || self.misses.is_power_of_two() {
             if let Some(learned) = learn() {
-                self.last = Some(learned);
+                self.entries.truncate(ENTRIES - 1);
+                self.entries.insert(0, learned);
             }
         }
     }
 
-    /// How many chunks were read through the envelope so far.
+    /// How many chunks were read through an envelope so far.
     pub fn hits(&self) -> u64 {
         self.hits
     }
@@ -233,5 +247,34 @@ mod tests {
         assert_eq!(cache.hits(), 1);
         cache.parsed(|| Some((envelope(r#"{"pad":"a","text":"b"}"#, "b"), 99)));
         assert_eq!(cache.skeleton(), Some(&99));
+    }
+
+    #[test]
+    fn chunks_alternating_between_two_envelopes_are_both_read_through_them() {
+        let mut cache = EnvelopeCache::<&str>::new();
+        let a = |text: &str| format!(r#"{{"reasoning":"{text}"}}"#);
+        let b = |text: &str| format!(r#"{{"content":"{text}"}}"#);
+        for (data, skeleton) in [(a("r0"), "a"), (b("c0"), "b")] {
+            assert_eq!(cache.fragment(&data), None);
+            cache.parsed(|| {
+                Some((
+                    envelope(&data, &data[data.len() - 4..data.len() - 2]),
+                    skeleton,
+                ))
+            });
+        }
+        for n in 1..5 {
+            for (data, skeleton) in [(a(&format!("r{n}")), "a"), (b(&format!("c{n}")), "b")] {
+                assert!(cache.fragment(&data).is_some(), "{data}");
+                assert_eq!(cache.skeleton(), Some(&skeleton));
+            }
+        }
+        assert_eq!(cache.hits(), 8);
+        // A third envelope replaces the one used least recently (`a`).
+        let c = r#"{"other":"x1"}"#;
+        assert_eq!(cache.fragment(c), None);
+        cache.parsed(|| Some((envelope(c, "x1"), "c")));
+        assert!(cache.fragment(&b("c9")).is_some());
+        assert_eq!(cache.fragment(&a("r9")), None);
     }
 }
