@@ -202,7 +202,7 @@ impl SseDecoder {
         if raw.is_empty() {
             return Ok(self.dispatch());
         }
-        let line = std::str::from_utf8(raw).map_err(|_| SseError {
+        let line = simdutf8::basic::from_utf8(raw).map_err(|_| SseError {
             offset: self.line_start,
             bytes: raw.iter().copied().take(64).collect(),
         })?;
