@@ -188,8 +188,8 @@ impl SseDecoder {
 
     /// Hands back an event the caller is done with, so the next event's data reuses its
     /// buffer instead of allocating one (reading one event at a time, a stream then allocates
-    /// its data buffer once). Does nothing once the next event has begun, or for a buffer
-    /// larger than 64 KiB (not kept around).
+    /// its data buffer once). Does nothing once the next event's data has begun, or for a
+    /// buffer larger than 64 KiB (not kept around).
     pub fn recycle(&mut self, event: SseEvent) {
         const MAX_KEPT: usize = 64 * 1024;
         if !self.has_data && self.data.capacity() == 0 && event.data.capacity() <= MAX_KEPT {

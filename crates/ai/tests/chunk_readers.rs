@@ -169,7 +169,7 @@ proptest! {
     /// Chat Completions chunks of every kind of delta, in runs of one envelope each.
     #[test]
     fn chat_chunks_read_as_serde_json_parses_them(
-        runs in prop::collection::vec((0usize..5, 0u8..3, prop::collection::vec(arb_fragment(), 1..8)), 1..6)
+        runs in prop::collection::vec((0usize..6, 0u8..3, prop::collection::vec(arb_fragment(), 1..8)), 1..6)
     ) {
         let parts = runs.iter().flat_map(|(shape, id, fragments)| fragments.iter().map(move |f| (shape, id, f)));
         let chunks: Vec<String> = parts
@@ -180,6 +180,7 @@ proptest! {
                     1 => format!(r#"{{{envelope},"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"function":{{"arguments":"{fragment}"}}}}]}}}}]}}"#),
                     2 => format!(r#"{{"choices":[{{"delta":{{"reasoning_content":"{fragment}"}}}}],{envelope}}}"#),
                     3 => format!(r#"{{{envelope},"choices":[{{"delta":{{"reasoning":"{fragment}","content":"x"}},"finish_reason":"stop"}}],"usage":{{"prompt_tokens":3}}}}"#),
+                    4 => format!(r#"{{"choices":[{{"delta":{{"reasoning":"{fragment}"}}}}],{envelope},"usage":null}}"#),
                     _ => format!(r#"{{{envelope},"choices":[{{"delta":{{"tool_calls":[{{"index":1,"id":"t","function":{{"name":"n","arguments":"{fragment}"}}}}]}}}}]}}"#),
                 }
             })

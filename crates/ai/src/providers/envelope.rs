@@ -12,8 +12,8 @@
 //! only that string literal (with serde_json, which also checks it) and reuses what it already
 //! knows about the rest.
 //!
-//! Any other chunk (a different envelope, an escape that runs into the suffix, a quote inside
-//! the string, bytes that are not a string) does not match, and is parsed in full as before, with
+//! Any other chunk (a different envelope, an escape that runs into the suffix, an unescaped
+//! quote inside the string, bytes that are not a string) does not match, and is parsed in full as before, with
 //! the same result and the same error messages. Matching costs a comparison of the prefix and
 //! suffix; parsing a chunk costs serde_json's work on every key and value.
 
@@ -34,6 +34,11 @@ impl Envelope {
     /// The envelope of `value` in `data`, where `value` is a string that serde_json borrowed
     /// from `data` while parsing it (so it had no escapes and sits between two quotes).
     /// `None` when `value` does not point into `data` like that.
+    ///
+    /// Chunks with this envelope have the same keys and values except this string; what the
+    /// caller keeps about the chunk must therefore not depend on the string's value (pick a
+    /// field the chunk type keeps as plain text, not a tag or an enum like `type` or
+    /// `finish_reason`).
     pub fn around(data: &str, value: &str) -> Option<Envelope> {
         let start = (value.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
         let end = start.checked_add(value.len())?;
@@ -75,20 +80,23 @@ impl Envelope {
     }
 }
 
-/// The envelopes of the last two fully parsed chunks that had one, each with what the provider
-/// keeps about its chunk (its "skeleton": everything but the varying string). Two, so that a
-/// stream alternating between two kinds of chunk (reasoning and text, two tool calls) keeps
-/// reading both through their envelopes.
+/// The last two envelopes learned from fully parsed chunks, each with what the provider keeps
+/// about its chunk (its "skeleton": everything but the varying string). Two, so that a stream
+/// alternating between two kinds of chunk (reasoning and text, two tool calls) keeps reading
+/// both through their envelopes.
 ///
-/// Where envelopes never repeat (a server that pads every chunk differently), learning each
-/// one would only add copies, so the cache learns less and less often while its envelopes keep
-/// missing: at the 1st, 2nd, 4th, 8th, … miss in a row. Until it has an envelope, it tries
-/// every chunk.
+/// Learning copies the envelope and the skeleton. Where envelopes never repeat (a server that
+/// pads every chunk differently) that would only add copies, so the cache learns less and less
+/// often while learnable chunks keep missing: at the 1st, 2nd, 4th, 8th, … such miss in a row.
+/// Chunks with nothing to learn (a fragment with escapes, an empty or final chunk) do not count.
+/// Until it has an envelope, it learns from every chunk that has one.
 #[derive(Debug)]
 pub struct EnvelopeCache<S> {
     /// Most recently used first.
     entries: Vec<(Envelope, S)>,
+    /// Learnable chunks parsed in full since the last hit.
     misses: u64,
+    /// Chunks read through an envelope.
     hits: u64,
 }
 
@@ -119,9 +127,7 @@ impl<S> EnvelopeCache<S> {
             .iter()
             .enumerate()
             .find_map(|(position, (envelope, _))| Some((position, envelope.string_in(data)?)))?;
-        if position > 0 {
-            self.entries.swap(0, position);
-        }
+        self.entries[..=position].rotate_right(1);
         self.misses = 0;
         self.hits += 1;
         Some(fragment)
@@ -132,14 +138,23 @@ impl<S> EnvelopeCache<S> {
         self.entries.first().map(|(_, skeleton)| skeleton)
     }
 
-    /// Call after parsing a chunk in full: `learn` gives its envelope and skeleton, if it has
-    /// them, and is called only when the cache is learning (see the type's docs).
-    pub fn parsed(&mut self, learn: impl FnOnce() -> Option<(Envelope, S)>) {
+    /// Call after parsing a chunk in full, with what could be learned from it (`candidate`, found
+    /// without copying anything; `None` when the chunk has nothing to learn). `learn` turns the
+    /// candidate into an envelope and skeleton, and is called only when the cache is learning
+    /// (see the type's docs).
+    pub fn parsed<C>(
+        &mut self,
+        candidate: Option<C>,
+        learn: impl FnOnce(C) -> Option<(Envelope, S)>,
+    ) {
+        let Some(candidate) = candidate else {
+            return;
+        };
         if !self.entries.is_empty() {
             self.misses = self.misses.saturating_add(1);
         }
         if self.misses <= 2 || self.misses.is_power_of_two() {
-            if let Some(learned) = learn() {
+            if let Some(learned) = learn(candidate) {
                 self.entries.truncate(ENTRIES - 1);
                 self.entries.insert(0, learned);
             }
@@ -232,7 +247,7 @@ mod tests {
             // Every chunk has a new envelope, so none is read through the cached one.
             let data = format!(r#"{{"pad":"{n}","text":"abc"}}"#);
             assert_eq!(cache.fragment(&data), None);
-            cache.parsed(|| {
+            cache.parsed(Some(n), |n| {
                 learned.push(n);
                 Some((envelope(&data, "abc"), n))
             });
@@ -245,7 +260,11 @@ mod tests {
             Some(Text(Cow::Borrowed("xyz")))
         );
         assert_eq!(cache.hits(), 1);
-        cache.parsed(|| Some((envelope(r#"{"pad":"a","text":"b"}"#, "b"), 99)));
+        // A chunk with nothing to learn takes no turn.
+        cache.parsed(None::<u32>, |_| unreachable!());
+        cache.parsed(Some(99), |n| {
+            Some((envelope(r#"{"pad":"a","text":"b"}"#, "b"), n))
+        });
         assert_eq!(cache.skeleton(), Some(&99));
     }
 
@@ -256,7 +275,7 @@ mod tests {
         let b = |text: &str| format!(r#"{{"content":"{text}"}}"#);
         for (data, skeleton) in [(a("r0"), "a"), (b("c0"), "b")] {
             assert_eq!(cache.fragment(&data), None);
-            cache.parsed(|| {
+            cache.parsed(Some(skeleton), |skeleton| {
                 Some((
                     envelope(&data, &data[data.len() - 4..data.len() - 2]),
                     skeleton,
@@ -273,7 +292,7 @@ mod tests {
         // A third envelope replaces the one used least recently (`a`).
         let c = r#"{"other":"x1"}"#;
         assert_eq!(cache.fragment(c), None);
-        cache.parsed(|| Some((envelope(c, "x1"), "c")));
+        cache.parsed(Some("c"), |skeleton| Some((envelope(c, "x1"), skeleton)));
         assert!(cache.fragment(&b("c9")).is_some());
         assert_eq!(cache.fragment(&a("r9")), None);
     }

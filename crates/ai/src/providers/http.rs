@@ -196,7 +196,7 @@ async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<Ss
     Ok(SseSource {
         response: Some(response),
         decoder: SseDecoder::new(),
-        read: Bytes::new(),
+        unread: Bytes::new(),
     })
 }
 
@@ -207,7 +207,7 @@ pub struct SseSource {
     response: Option<reqwest::Response>,
     decoder: SseDecoder,
     /// What is left of the last network read.
-    read: Bytes,
+    unread: Bytes,
 }
 
 impl SseSource {
@@ -219,7 +219,7 @@ impl SseSource {
     /// Stops reading and drops the connection.
     pub fn close(&mut self) {
         self.response = None;
-        self.read = Bytes::new();
+        self.unread = Bytes::new();
     }
 }
 
@@ -383,11 +383,11 @@ pub enum SseStep {
 /// without a single byte, so a large event arriving slowly is not a stall).
 pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
     loop {
-        if !source.read.is_empty() {
-            let mut input: &[u8] = &source.read;
+        if !source.unread.is_empty() {
+            let mut input: &[u8] = &source.unread;
             let decoded = source.decoder.next_event(&mut input);
-            let consumed = source.read.len() - input.len();
-            source.read.advance(consumed);
+            let consumed = source.unread.len() - input.len();
+            source.unread.advance(consumed);
             match decoded {
                 Ok(Some(event)) => return SseStep::Message(event),
                 Ok(None) => {}
@@ -421,7 +421,7 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
                 return SseStep::Failed(format!("The stream was interrupted: {}", error_chain(&e)));
             }
             Ok(Ok(None)) => source.response = None,
-            Ok(Ok(Some(bytes))) => source.read = bytes,
+            Ok(Ok(Some(bytes))) => source.unread = bytes,
         }
     }
 }

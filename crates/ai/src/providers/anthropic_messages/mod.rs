@@ -191,6 +191,7 @@ async fn run(
         };
         let data = message.data.trim();
         if data.is_empty() {
+            source.recycle(message);
             continue;
         }
         // Some gateways end the stream OpenAI-style; `message_stop` decides completeness.

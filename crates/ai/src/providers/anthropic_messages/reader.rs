@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::wire::{BlockDeltaData, FlatDelta};
+use super::wire::{BlockDeltaData, DeltaKind, FlatDelta};
 use crate::providers::envelope::{Envelope, EnvelopeCache};
 use crate::providers::text::Text;
 
@@ -17,36 +17,10 @@ pub struct BlockDeltaReader {
 /// A delta event apart from its fragment: the block index and the delta type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Skeleton {
+    /// The block's index.
     index: u64,
+    /// The delta's type.
     kind: DeltaKind,
-}
-
-/// The delta types whose one field is the fragment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DeltaKind {
-    Text,
-    Thinking,
-    Signature,
-    InputJson,
-}
-
-impl DeltaKind {
-    const ALL: [DeltaKind; 4] = [
-        DeltaKind::Text,
-        DeltaKind::Thinking,
-        DeltaKind::Signature,
-        DeltaKind::InputJson,
-    ];
-
-    /// The delta's `type`.
-    fn name(self) -> &'static str {
-        match self {
-            DeltaKind::Text => "text_delta",
-            DeltaKind::Thinking => "thinking_delta",
-            DeltaKind::Signature => "signature_delta",
-            DeltaKind::InputJson => "input_json_delta",
-        }
-    }
 }
 
 impl BlockDeltaReader {
@@ -64,7 +38,10 @@ impl BlockDeltaReader {
             return Some(skeleton.fill(fragment));
         }
         let event = BlockDeltaData::parse(data)?;
-        self.cache.parsed(|| Skeleton::learn(data, &event));
+        self.cache
+            .parsed(Skeleton::candidate(&event), |(skeleton, value)| {
+                Some((Envelope::around(data, value)?, skeleton))
+            });
         Some(event)
     }
 
@@ -75,59 +52,32 @@ impl BlockDeltaReader {
 }
 
 impl Skeleton {
-    /// The envelope of the event's fragment, when the delta has exactly the one field of its
-    /// type and that field was borrowed from `data`.
-    fn learn<'d>(data: &'d str, event: &BlockDeltaData<'d>) -> Option<(Envelope, Skeleton)> {
+    /// The fragment an envelope could be learned around: the field of the delta's type, when
+    /// it is the delta's only field, not empty, and borrowed from the event (no escapes).
+    fn candidate<'d>(event: &BlockDeltaData<'d>) -> Option<(Skeleton, &'d str)> {
         let delta = &event.delta;
-        let kind = DeltaKind::ALL
-            .into_iter()
-            .find(|kind| kind.name() == delta.kind.as_str())?;
-        let mut fields = [
-            (DeltaKind::Text, &delta.text),
-            (DeltaKind::Thinking, &delta.thinking),
-            (DeltaKind::Signature, &delta.signature),
-            (DeltaKind::InputJson, &delta.partial_json),
-        ]
-        .into_iter()
-        .filter(|(_, field)| field.is_some());
-        let value = match (fields.next(), fields.next()) {
-            (Some((field_kind, Some(Text(Cow::Borrowed(value))))), None)
-                if field_kind == kind && !value.is_empty() =>
-            {
-                *value
-            }
-            _ => return None,
+        let kind = DeltaKind::from_name(delta.kind.as_str())?;
+        let Some(Text(Cow::Borrowed(value))) = delta.field(kind) else {
+            return None;
         };
-        let envelope = Envelope::around(data, value)?;
-        Some((
-            envelope,
+        let only_field = DeltaKind::ALL
+            .into_iter()
+            .all(|other| other == kind || delta.field(other).is_none());
+        (only_field && !value.is_empty()).then_some((
             Skeleton {
                 index: event.index,
                 kind,
             },
+            *value,
         ))
     }
 
     /// The event with `fragment` as its delta's field.
     fn fill(self, fragment: Text<'_>) -> BlockDeltaData<'_> {
-        let mut delta = FlatDelta {
-            kind: Text(Cow::Borrowed(self.kind.name())),
-            text: None,
-            thinking: None,
-            signature: None,
-            partial_json: None,
-        };
-        let field = match self.kind {
-            DeltaKind::Text => &mut delta.text,
-            DeltaKind::Thinking => &mut delta.thinking,
-            DeltaKind::Signature => &mut delta.signature,
-            DeltaKind::InputJson => &mut delta.partial_json,
-        };
-        *field = Some(fragment);
         BlockDeltaData {
             kind: Text(Cow::Borrowed("content_block_delta")),
             index: self.index,
-            delta,
+            delta: FlatDelta::new(self.kind, fragment),
         }
     }
 }

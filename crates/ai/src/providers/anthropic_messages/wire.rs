@@ -481,16 +481,65 @@ pub enum DeltaText<'a> {
     Other,
 }
 
-impl DeltaText<'_> {
-    /// The delta type's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            DeltaText::Text(_) => "text_delta",
-            DeltaText::Thinking(_) => "thinking_delta",
-            DeltaText::Signature(_) => "signature_delta",
-            DeltaText::InputJson(_) => "input_json_delta",
-            DeltaText::Other => "delta",
+impl<'a> DeltaText<'a> {
+    /// The delta of `kind` with `text`.
+    pub fn new(kind: DeltaKind, text: Cow<'a, str>) -> Self {
+        match kind {
+            DeltaKind::Text => DeltaText::Text(text),
+            DeltaKind::Thinking => DeltaText::Thinking(text),
+            DeltaKind::Signature => DeltaText::Signature(text),
+            DeltaKind::InputJson => DeltaText::InputJson(text),
         }
+    }
+
+    /// The delta type's name (`delta` for other types).
+    pub fn name(&self) -> &'static str {
+        let kind = match self {
+            DeltaText::Text(_) => DeltaKind::Text,
+            DeltaText::Thinking(_) => DeltaKind::Thinking,
+            DeltaText::Signature(_) => DeltaKind::Signature,
+            DeltaText::InputJson(_) => DeltaKind::InputJson,
+            DeltaText::Other => return "delta",
+        };
+        kind.name()
+    }
+}
+
+/// The delta types whose one field is a text: what a [`FlatDelta`] can be read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeltaKind {
+    /// `text_delta` (`text`).
+    Text,
+    /// `thinking_delta` (`thinking`).
+    Thinking,
+    /// `signature_delta` (`signature`).
+    Signature,
+    /// `input_json_delta` (`partial_json`).
+    InputJson,
+}
+
+impl DeltaKind {
+    /// Every kind.
+    pub const ALL: [DeltaKind; 4] = [
+        DeltaKind::Text,
+        DeltaKind::Thinking,
+        DeltaKind::Signature,
+        DeltaKind::InputJson,
+    ];
+
+    /// The delta's `type`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeltaKind::Text => "text_delta",
+            DeltaKind::Thinking => "thinking_delta",
+            DeltaKind::Signature => "signature_delta",
+            DeltaKind::InputJson => "input_json_delta",
+        }
+    }
+
+    /// The kind named `name`, if it is one of these.
+    pub fn from_name(name: &str) -> Option<DeltaKind> {
+        DeltaKind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 }
 
@@ -510,17 +559,46 @@ impl Delta {
 }
 
 impl<'a> FlatDelta<'a> {
-    /// This delta as a [`DeltaText`] (a missing field reads as empty text, as in [`Delta`]).
-    pub fn into_delta_text(self) -> DeltaText<'a> {
-        fn take(field: Option<Text<'_>>) -> Cow<'_, str> {
-            field.map_or(Cow::Borrowed(""), |text| text.0)
+    /// A delta of `kind` holding `text` in its field, and nothing else.
+    pub fn new(kind: DeltaKind, text: Text<'a>) -> Self {
+        let mut delta = FlatDelta {
+            kind: Text(Cow::Borrowed(kind.name())),
+            text: None,
+            thinking: None,
+            signature: None,
+            partial_json: None,
+        };
+        *delta.field_mut(kind) = Some(text);
+        delta
+    }
+
+    /// The field that delta type `kind` carries.
+    pub fn field(&self, kind: DeltaKind) -> &Option<Text<'a>> {
+        match kind {
+            DeltaKind::Text => &self.text,
+            DeltaKind::Thinking => &self.thinking,
+            DeltaKind::Signature => &self.signature,
+            DeltaKind::InputJson => &self.partial_json,
         }
-        match self.kind.as_str() {
-            "text_delta" => DeltaText::Text(take(self.text)),
-            "thinking_delta" => DeltaText::Thinking(take(self.thinking)),
-            "signature_delta" => DeltaText::Signature(take(self.signature)),
-            "input_json_delta" => DeltaText::InputJson(take(self.partial_json)),
-            _ => DeltaText::Other,
+    }
+
+    fn field_mut(&mut self, kind: DeltaKind) -> &mut Option<Text<'a>> {
+        match kind {
+            DeltaKind::Text => &mut self.text,
+            DeltaKind::Thinking => &mut self.thinking,
+            DeltaKind::Signature => &mut self.signature,
+            DeltaKind::InputJson => &mut self.partial_json,
+        }
+    }
+
+    /// This delta as a [`DeltaText`] (a missing field reads as empty text, as in [`Delta`]).
+    pub fn into_delta_text(mut self) -> DeltaText<'a> {
+        match DeltaKind::from_name(self.kind.as_str()) {
+            Some(kind) => {
+                let text = self.field_mut(kind).take();
+                DeltaText::new(kind, text.map_or(Cow::Borrowed(""), |text| text.0))
+            }
+            None => DeltaText::Other,
         }
     }
 }
@@ -573,22 +651,20 @@ impl BlockDeltaData<'_> {
 
     /// The event, as [`StreamEvent::ContentBlockDelta`] would hold it.
     pub fn into_event(self) -> StreamEvent {
-        let owned = |text: Option<Text<'_>>| text.map(Text::into_owned).unwrap_or_default();
-        let delta = self.delta;
-        let delta = match delta.kind.as_str() {
-            "text_delta" => Delta::TextDelta {
-                text: owned(delta.text),
+        let delta = match self.delta.into_delta_text() {
+            DeltaText::Text(text) => Delta::TextDelta {
+                text: text.into_owned(),
             },
-            "thinking_delta" => Delta::ThinkingDelta {
-                thinking: owned(delta.thinking),
+            DeltaText::Thinking(thinking) => Delta::ThinkingDelta {
+                thinking: thinking.into_owned(),
             },
-            "signature_delta" => Delta::SignatureDelta {
-                signature: owned(delta.signature),
+            DeltaText::Signature(signature) => Delta::SignatureDelta {
+                signature: signature.into_owned(),
             },
-            "input_json_delta" => Delta::InputJsonDelta {
-                partial_json: owned(delta.partial_json),
+            DeltaText::InputJson(partial_json) => Delta::InputJsonDelta {
+                partial_json: partial_json.into_owned(),
             },
-            _ => Delta::Other,
+            DeltaText::Other => Delta::Other,
         };
         StreamEvent::ContentBlockDelta {
             index: self.index,

@@ -198,6 +198,7 @@ async fn run(
         };
         let data = event.data.trim();
         if data.is_empty() {
+            source.recycle(event);
             continue;
         }
         let chunk: GenerateContentResponse = match serde_json::from_str(data) {

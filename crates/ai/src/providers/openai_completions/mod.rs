@@ -176,6 +176,7 @@ async fn run(
             break;
         }
         if data.is_empty() {
+            source.recycle(event);
             continue;
         }
         let mut chunk = match reader.read(data) {

@@ -53,7 +53,12 @@ impl ChunkReader {
             return Ok(skeleton.fill(fragment));
         }
         let chunk: ChatChunk<'d> = serde_json::from_str(data)?;
-        self.cache.parsed(|| Skeleton::learn(data, &chunk));
+        self.cache
+            .parsed(Skeleton::candidate(&chunk), |(slot, value)| {
+                let envelope = Envelope::around(data, value)?;
+                let chunk = chunk.clone().into_static();
+                Some((envelope, Skeleton { chunk, slot }))
+            });
         Ok(chunk)
     }
 
@@ -64,9 +69,9 @@ impl ChunkReader {
 }
 
 impl Skeleton {
-    /// The envelope of `chunk`'s fragment and the rest of it, when it has a fragment borrowed
-    /// from `data`.
-    fn learn<'d>(data: &'d str, chunk: &ChatChunk<'d>) -> Option<(Envelope, Skeleton)> {
+    /// The fragment an envelope could be learned around: the first of the chunk's texts that
+    /// serde_json borrowed from the chunk (no escapes) and is not empty, with its slot.
+    fn candidate<'d>(chunk: &ChatChunk<'d>) -> Option<(Slot, &'d str)> {
         fn borrowed<'d>(text: &Option<Text<'d>>) -> Option<&'d str> {
             match text {
                 Some(Text(Cow::Borrowed(s))) if !s.is_empty() => Some(*s),
@@ -84,20 +89,14 @@ impl Skeleton {
             },
             _ => None,
         };
-        let (slot, value) = [
+        [
             (Slot::Arguments, arguments),
             (Slot::Content, borrowed(&delta.content)),
             (Slot::ReasoningContent, borrowed(&delta.reasoning_content)),
             (Slot::Reasoning, borrowed(&delta.reasoning)),
         ]
         .into_iter()
-        .find_map(|(slot, value)| Some((slot, value?)))?;
-        let envelope = Envelope::around(data, value)?;
-        let skeleton = Skeleton {
-            chunk: chunk.clone().into_static(),
-            slot,
-        };
-        Some((envelope, skeleton))
+        .find_map(|(slot, value)| Some((slot, value?)))
     }
 
     /// The skeleton, borrowed, with `fragment` in its slot.

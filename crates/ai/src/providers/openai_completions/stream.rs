@@ -86,7 +86,7 @@ impl ChunkProcessor {
             match &mut self.text_calls {
                 Some(detector) => {
                     let now = detector.push(text.as_str());
-                    self.out.text(&now).await;
+                    self.out.text(now).await;
                 }
                 None => self.out.text(text.0).await,
             }
@@ -136,7 +136,7 @@ impl ChunkProcessor {
                 Some(ArgumentsDelta::Text(fragment)) => self.out.tool_call_delta(fragment).await,
                 Some(ArgumentsDelta::Json(Value::Null)) | None => {}
                 Some(ArgumentsDelta::Json(object)) => {
-                    self.out.tool_call_delta(&object.to_string()).await
+                    self.out.tool_call_delta(object.to_string()).await
                 }
             }
         }

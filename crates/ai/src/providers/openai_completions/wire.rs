@@ -94,7 +94,8 @@ pub struct ChunkDelta<'a> {
 }
 
 /// The `tool_calls` of a delta: nearly always one, which is then kept without a heap
-/// allocation (one per chunk saved).
+/// allocation (one per chunk saved). Built by the deserializer or from a `Vec`, one fragment
+/// is always `One` (the derived equality tells `One(x)` from `Many(vec![x])`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolCallDeltas<'a> {
     /// The usual case.
@@ -136,12 +137,6 @@ impl<'a> ToolCallDeltas<'a> {
             ToolCallDeltas::One(call) => std::slice::from_ref(call),
             ToolCallDeltas::Many(calls) => calls,
         }
-    }
-}
-
-impl Default for ToolCallDeltas<'_> {
-    fn default() -> Self {
-        ToolCallDeltas::Many(Vec::new())
     }
 }
 

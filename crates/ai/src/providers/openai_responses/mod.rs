@@ -188,6 +188,7 @@ async fn run(
         };
         let data = message.data.trim();
         if data.is_empty() {
+            source.recycle(message);
             continue;
         }
         if data == "[DONE]" {
