@@ -1,6 +1,8 @@
 //! Wire APIs. Each provider lives in its own folder: wire types, conversion, stream processing.
 //! [`http`] holds what they share: API keys, opening a stream with bounded retries, reading it
-//! through the linear-time decoder in [`crate::sse`].
+//! through the linear-time decoder in [`crate::sse`]. [`envelope`] lets a provider read a chunk
+//! that repeats the previous one's envelope by its one new string; [`text`] is a JSON string
+//! borrowed from the chunk when it can be.
 
 pub mod anthropic_messages;
 pub mod envelope;
