@@ -414,7 +414,7 @@ fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
     loop {
         let started = Instant::now();
         let mut ran = 0;
-        for i in 0..cells.len() {
+        for i in round_order(&cells, round) {
             if round == 0 && cells[i].subject.is_node() && cells[i].skipped.is_none() {
                 if let Some((runs, why)) = node_budget(&cells[..i], &cells[i].workload, plan) {
                     cells[i].runs = runs;
@@ -465,6 +465,24 @@ fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
         println!();
     }
     cells
+}
+
+/// The order of the cells in round `round`: workload by workload as planned, each workload's
+/// subjects rotated by one place per round. Round 0 is the plan order. A subject that always ran
+/// right after another subject of the same program (oxpi + partial args after oxpi) would always
+/// find that program's code and data still in the caches, and always look a little faster.
+fn round_order(cells: &[Cell], round: usize) -> Vec<usize> {
+    let mut order = Vec::with_capacity(cells.len());
+    let mut start = 0;
+    while start < cells.len() {
+        let end = (start..cells.len())
+            .find(|&i| cells[i].workload != cells[start].workload)
+            .unwrap_or(cells.len());
+        let n = end - start;
+        order.extend((0..n).map(|k| start + (k + round) % n));
+        start = end;
+    }
+    order
 }
 
 /// For a pi-ai TS stream row: how many runs fit the budget, or why the row is skipped. pi-ai
@@ -733,5 +751,33 @@ mod tests {
         assert!(why.unwrap().contains("quadratic: est. 944 s"));
         // The first size has nothing to go by.
         assert_eq!(node_budget(&done, &bigger(10 * KIB), &plan), None);
+    }
+
+    #[test]
+    fn each_round_rotates_the_subjects_of_every_workload() {
+        let cell = |workload: &Workload, subject| Cell {
+            workload: workload.clone(),
+            subject,
+            samples: Vec::new(),
+            skipped: None,
+            failed: None,
+            runs: 5,
+        };
+        let stream = Workload::Stream {
+            kind: "openai-tool",
+            size: 10 * KIB,
+        };
+        let read = Workload::Read { bytes: 1 };
+        let cells = vec![
+            cell(&stream, Subject::Oxpi),
+            cell(&stream, Subject::OxpiPartial),
+            cell(&stream, Subject::PiAiRs),
+            cell(&read, Subject::Oxpi),
+        ];
+        assert_eq!(round_order(&cells, 0), [0, 1, 2, 3]);
+        assert_eq!(round_order(&cells, 1), [1, 2, 0, 3]);
+        assert_eq!(round_order(&cells, 2), [2, 0, 1, 3]);
+        assert_eq!(round_order(&cells, 3), [0, 1, 2, 3]);
+        assert_eq!(round_order(&[], 1), Vec::<usize>::new());
     }
 }
