@@ -2,11 +2,10 @@
 //! OpenAI-compatible servers, the request it builds, and every failure path.
 
 mod common;
-use common::{kind, run, user_context};
+use common::{cancel_at_first_text, kind, run, user_context};
 
 use std::time::Duration;
 
-use futures::StreamExt;
 use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason,
     StreamOptions, Tool, ToolCall, ToolResultMessage, UserContent,
@@ -504,17 +503,7 @@ async fn cancel_mid_stream_ends_as_aborted_with_partial_content() {
     let server = TestServer::start(vec![Reply::sse_parts(parts)])
         .await
         .unwrap();
-    let options = fast_options();
-    let cancel = options.cancel.clone();
-    let mut stream = oxpi_ai::stream(&model(&server), &user_context("hi"), options);
-    let mut last = None;
-    while let Some(event) = stream.next().await {
-        if matches!(event, AssistantMessageEvent::TextDelta { .. }) {
-            cancel.cancel();
-        }
-        last = event.final_message().cloned();
-    }
-    let message = last.unwrap();
+    let message = cancel_at_first_text(&model(&server), &user_context("hi"), fast_options()).await;
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(message.text(), "first");
     assert_eq!(

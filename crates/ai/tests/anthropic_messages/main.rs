@@ -4,7 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-use common::{kind, run, user_context};
+use common::{cancel_at_first_text, kind, run, user_context};
 
 mod convert;
 mod recorded;
@@ -12,7 +12,6 @@ mod stream;
 
 use std::time::Duration;
 
-use futures::StreamExt;
 use oxpi_ai::providers::anthropic_messages::convert::build_request;
 use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, ModelCost,

@@ -356,17 +356,7 @@ async fn cancel_mid_stream_ends_as_aborted_with_partial_content() {
     let server = TestServer::start(vec![Reply::sse_parts(parts)])
         .await
         .unwrap();
-    let options = fast_options();
-    let cancel = options.cancel.clone();
-    let mut events = oxpi_ai::stream(&model(&server), &user_context("hi"), options);
-    let mut last = None;
-    while let Some(event) = events.next().await {
-        if matches!(event, AssistantMessageEvent::TextDelta { .. }) {
-            cancel.cancel();
-        }
-        last = event.final_message().cloned();
-    }
-    let message = last.unwrap();
+    let message = cancel_at_first_text(&model(&server), &user_context("hi"), fast_options()).await;
     assert_eq!(message.stop_reason, StopReason::Aborted);
     assert_eq!(message.text(), "partial ");
     assert_eq!(

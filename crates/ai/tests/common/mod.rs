@@ -1,5 +1,5 @@
-//! Helpers shared by the provider test binaries: run a stream to its end, a one-message
-//! context, and the pi name of an event.
+//! Helpers shared by the provider test binaries: run a stream to its end (or cancel it at its
+//! first text), a one-message context, and the pi name of an event.
 
 use futures::StreamExt;
 use oxpi_ai::{AssistantMessage, AssistantMessageEvent, Context, Message, Model, StreamOptions};
@@ -32,6 +32,25 @@ pub async fn run(
         "exactly one terminal event"
     );
     (events, last)
+}
+
+/// Streams, cancels `options.cancel` at the first text delta, and reads on to the end; returns
+/// the final message. (The server should stall after that text, so only the cancel ends it.)
+pub async fn cancel_at_first_text(
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessage {
+    let cancel = options.cancel.clone();
+    let mut stream = oxpi_ai::stream(model, context, options);
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        if matches!(event, AssistantMessageEvent::TextDelta { .. }) {
+            cancel.cancel();
+        }
+        last = event.final_message().cloned();
+    }
+    last.expect("a terminal event")
 }
 
 /// The pi `type` of an event.

@@ -4,7 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-use common::{kind, run, user_context};
+use common::{cancel_at_first_text, kind, run, user_context};
 
 mod failures;
 mod recorded;
@@ -12,7 +12,6 @@ mod stream;
 
 use std::time::Duration;
 
-use futures::StreamExt;
 use oxpi_ai::providers::google_generative_ai::models::builtin;
 use oxpi_ai::providers::google_generative_ai::stream::GENERATED_ID_PREFIX;
 use oxpi_ai::{
