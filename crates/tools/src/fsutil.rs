@@ -10,24 +10,75 @@ pub(crate) fn kind_name(file_type: &fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a FIFO (named pipe)";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
+        describe(Kind {
+            fifo: file_type.is_fifo(),
+            socket: file_type.is_socket(),
+            char_device: file_type.is_char_device(),
+            block_device: file_type.is_block_device(),
+            dir: file_type.is_dir(),
+            symlink: file_type.is_symlink(),
+            file: file_type.is_file(),
+        })
     }
-    if file_type.is_dir() {
+    #[cfg(not(unix))]
+    describe(Kind {
+        dir: file_type.is_dir(),
+        symlink: file_type.is_symlink(),
+        file: file_type.is_file(),
+        ..Kind::default()
+    })
+}
+
+/// [`kind_name`] for a file type read through a directory handle.
+pub(crate) fn cap_kind_name(file_type: &cap_std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::FileTypeExt;
+        describe(Kind {
+            fifo: file_type.is_fifo(),
+            socket: file_type.is_socket(),
+            char_device: file_type.is_char_device(),
+            block_device: file_type.is_block_device(),
+            dir: file_type.is_dir(),
+            symlink: file_type.is_symlink(),
+            file: file_type.is_file(),
+        })
+    }
+    #[cfg(not(unix))]
+    describe(Kind {
+        dir: file_type.is_dir(),
+        symlink: file_type.is_symlink(),
+        file: file_type.is_file(),
+        ..Kind::default()
+    })
+}
+
+/// What [`describe`] needs to know of a file type.
+#[derive(Debug, Default, Clone, Copy)]
+struct Kind {
+    fifo: bool,
+    socket: bool,
+    char_device: bool,
+    block_device: bool,
+    dir: bool,
+    symlink: bool,
+    file: bool,
+}
+
+fn describe(kind: Kind) -> &'static str {
+    if kind.fifo {
+        "a FIFO (named pipe)"
+    } else if kind.socket {
+        "a socket"
+    } else if kind.char_device {
+        "a character device"
+    } else if kind.block_device {
+        "a block device"
+    } else if kind.dir {
         "a directory"
-    } else if file_type.is_symlink() {
+    } else if kind.symlink {
         "a symbolic link"
-    } else if file_type.is_file() {
+    } else if kind.file {
         "a regular file"
     } else {
         "not a regular file"
@@ -44,18 +95,6 @@ pub(crate) fn open_read_nofollow(path: &Path) -> io::Result<File> {
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    options.open(path)
-}
-
-/// Creates `path` for writing; fails if anything (file or symbolic link) is already there.
-pub(crate) fn create_new_nofollow(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
     }
     options.open(path)
 }

@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod atomic;
 mod cursor;
 mod fsutil;
 mod image;
@@ -42,7 +43,7 @@ pub use oxpi_ai::tool::SchemaError;
 pub use read::{ImageDetails, ReadArgs, ReadDetails, ReadTool, TextDetails, TruncatedBy};
 pub use workspace::{
     Limits, PathError, Workspace, DEFAULT_MAX_BYTES, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_LINES,
-    DEFAULT_MAX_SCAN_BYTES,
+    DEFAULT_MAX_SCAN_BYTES, MAX_PATH_BYTES,
 };
 pub use write::{WriteArgs, WriteDetails, WriteTool};
 

@@ -28,6 +28,13 @@ pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 /// Symbolic links followed while resolving one path before giving up (Linux's limit).
 const MAX_SYMLINKS: usize = 40;
 
+/// Longest path the model may propose, in bytes: Linux's `PATH_MAX` (4096, counting the NUL that
+/// ends a C string), so any path the kernel would refuse with `ENAMETOOLONG` is refused up front.
+pub const MAX_PATH_BYTES: usize = 4095;
+
+/// How much of a refused long path an error message quotes.
+const QUOTED_PATH_CHARS: usize = 100;
+
 /// Limits that keep the model's context small. `Default` gives pi's limits: 2,000 lines or
 /// 50 KB, whichever comes first.
 ///
@@ -112,6 +119,23 @@ pub enum PathError {
     Outside {
         /// The path as proposed.
         path: String,
+    },
+    /// The path is longer than [`MAX_PATH_BYTES`]; `path` holds only its first 100 characters.
+    #[error("Path {path:?}… cannot be resolved: it is {len} bytes long, more than the {max} bytes the OS allows", max = MAX_PATH_BYTES)]
+    TooLong {
+        /// The start of the path as proposed.
+        path: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A component that is not a directory is followed by more of the path (`file.txt/.`,
+    /// `file.txt/`, `file.txt/../x`), which the OS refuses with "not a directory".
+    #[error("Path {path:?} cannot be resolved: {component:?} is not a directory")]
+    NotADirectory {
+        /// The path as proposed.
+        path: String,
+        /// The component that is not a directory, relative to the root.
+        component: String,
     },
     /// Resolving the path met more symbolic links than the kernel would follow.
     #[error("Path {path:?} cannot be resolved: too many levels of symbolic links")]
@@ -219,12 +243,21 @@ impl Workspace {
         if path.is_empty() {
             return Err(PathError::Empty);
         }
+        if path.len() > MAX_PATH_BYTES {
+            return Err(PathError::TooLong {
+                path: path.chars().take(QUOTED_PATH_CHARS).collect(),
+                len: path.len(),
+            });
+        }
         if path.contains('\0') {
             return Err(PathError::Nul {
                 path: path.to_string(),
             });
         }
+        let directory_required = names_directory(path);
         let mut queue: VecDeque<Step> = steps(Path::new(path)).collect();
+        // Built in place (push and pop), so each step costs its own component, not the path so
+        // far.
         let mut resolved = self.root.to_path_buf();
         // Number of trailing components of `resolved` that do not exist (appended as written).
         let mut missing = 0usize;
@@ -241,13 +274,12 @@ impl Workspace {
                     missing = missing.saturating_sub(1);
                 }
                 Step::Name(name) => {
-                    let next = resolved.join(&name);
+                    resolved.push(&name);
                     if missing > 0 {
-                        resolved = next;
                         missing += 1;
                         continue;
                     }
-                    match fs::symlink_metadata(&next) {
+                    match fs::symlink_metadata(&resolved) {
                         Ok(meta) if meta.file_type().is_symlink() => {
                             links += 1;
                             if links > MAX_SYMLINKS {
@@ -255,23 +287,35 @@ impl Workspace {
                                     path: path.to_string(),
                                 });
                             }
-                            let target = fs::read_link(&next).map_err(|source| PathError::Io {
-                                path: path.to_string(),
-                                source,
-                            })?;
-                            // Resolve the target from the link's directory (`resolved`).
+                            let target =
+                                fs::read_link(&resolved).map_err(|source| PathError::Io {
+                                    path: path.to_string(),
+                                    source,
+                                })?;
+                            // Resolve the target from the link's directory.
+                            resolved.pop();
                             for step in steps(&target).rev() {
                                 queue.push_front(step);
                             }
                         }
-                        Ok(_) => resolved = next,
+                        Ok(meta) if !meta.is_dir() && (directory_required || !queue.is_empty()) => {
+                            // Outside the root, say nothing about what is there.
+                            if !resolved.starts_with(&self.root) {
+                                missing = 1;
+                                continue;
+                            }
+                            return Err(PathError::NotADirectory {
+                                path: path.to_string(),
+                                component: self.display_relative(&resolved),
+                            });
+                        }
+                        Ok(_) => {}
                         Err(e)
                             if matches!(
                                 e.kind(),
                                 io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
                             ) =>
                         {
-                            resolved = next;
                             missing = 1;
                         }
                         Err(source) => {
@@ -306,6 +350,12 @@ impl Workspace {
     pub(crate) fn contains(&self, path: &Path) -> bool {
         path.starts_with(&self.root)
     }
+}
+
+/// Whether `path` can only name a directory, as the OS reads it: it ends with `/` or `/.`
+/// (`Path::components` drops both, so they are checked on the text).
+pub(crate) fn names_directory(path: &str) -> bool {
+    path.contains('/') && matches!(path.rsplit('/').next(), Some("" | "."))
 }
 
 #[cfg(test)]

@@ -163,3 +163,77 @@ async fn refusals_do_not_leak_content() {
         assert!(!err.contains(SECRET), "{err}");
     }
 }
+
+/// A file followed by more path (`/`, `/.`, `/..`, a name) is "not a directory" to the OS; both
+/// tools refuse it the same way instead of reading or writing the file itself.
+#[tokio::test]
+async fn a_file_used_as_a_directory_is_refused() {
+    let fx = Fixture::new();
+    for (path, component) in [
+        ("notes.txt/.", "notes.txt"),
+        ("notes.txt/", "notes.txt"),
+        ("notes.txt/./", "notes.txt"),
+        ("./notes.txt/.", "notes.txt"),
+        ("notes.txt/..", "notes.txt"),
+        ("notes.txt/../notes.txt", "notes.txt"),
+        ("notes.txt/x", "notes.txt"),
+        ("link_in/.", "notes.txt"),
+        ("sub/../notes.txt/.", "notes.txt"),
+    ] {
+        let expected =
+            format!("Path {path:?} cannot be resolved: {component:?} is not a directory");
+        assert!(
+            matches!(fx.ws.resolve(path), Err(PathError::NotADirectory { .. })),
+            "resolve({path})"
+        );
+        assert_eq!(
+            read(&fx.ws, json!({ "path": path })).await,
+            Err(expected.clone()),
+            "read {path}"
+        );
+        let got = write(&fx.ws, json!({ "path": path, "content": "x" })).await;
+        assert_eq!(got, Err(expected), "write {path}");
+    }
+    assert_eq!(
+        fs::read_to_string(fx.root.join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    // A directory may end with `/` or `/.`; a new file may not.
+    assert_eq!(fx.ws.resolve("sub/.").unwrap(), fx.root.join("sub"));
+    assert_eq!(
+        write(&fx.ws, json!({ "path": "sub/new.txt/", "content": "x" })).await,
+        Err(
+            r#"Cannot write sub/new.txt/: the path ends with "/", so it names a directory"#
+                .to_string()
+        )
+    );
+    assert!(!fx.root.join("sub/new.txt").exists());
+}
+
+/// Paths longer than the OS allows are refused before any work, quoting only their start.
+#[tokio::test]
+async fn overlong_paths_are_refused_up_front() {
+    let fx = Fixture::new();
+    let at_limit = "a/".repeat(2047) + "b";
+    assert_eq!(at_limit.len(), oxpi_tools::MAX_PATH_BYTES);
+    assert_eq!(fx.ws.resolve(&at_limit).unwrap(), fx.root.join(&at_limit));
+    for len in [oxpi_tools::MAX_PATH_BYTES + 1, 512 * 1024] {
+        let path = "a/".repeat(len / 2) + &"b".repeat(len % 2);
+        assert_eq!(path.len(), len);
+        let expected = format!(
+            "Path {:?}… cannot be resolved: it is {len} bytes long, more than the 4095 bytes the OS allows",
+            &path[..100]
+        );
+        assert!(matches!(
+            fx.ws.resolve(&path),
+            Err(PathError::TooLong { len: l, .. }) if l == len
+        ));
+        assert_eq!(
+            read(&fx.ws, json!({ "path": path })).await,
+            Err(expected.clone())
+        );
+        let got = write(&fx.ws, json!({ "path": path, "content": "x" })).await;
+        assert_eq!(got, Err(expected));
+    }
+    assert!(!fx.root.join("a").exists());
+}

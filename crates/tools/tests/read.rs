@@ -213,7 +213,10 @@ async fn missing_files_and_directories() {
     let cases = [
         ("notes2.txt", "File not found: notes2.txt"),
         ("nodir/notes.txt", "File not found: nodir/notes.txt"),
-        ("notes.txt/x", "File not found: notes.txt/x"),
+        (
+            "notes.txt/x",
+            r#"Path "notes.txt/x" cannot be resolved: "notes.txt" is not a directory"#,
+        ),
         ("sub", "Cannot read sub: it is a directory"),
         (".", "Cannot read .: it is a directory"),
     ];
