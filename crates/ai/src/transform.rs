@@ -4,7 +4,8 @@
 //! - Thinking from another model becomes plain text (redacted thinking, which only its own model
 //!   can read, is dropped); thinking and signatures from the same model are kept for replay.
 //! - Tool-call ids are rewritten by the target's rule, consistently in calls and results.
-//! - Assistant turns that failed or were aborted are dropped, with their tool results.
+//! - Assistant turns that failed or were aborted are dropped, with the tool results that follow
+//!   them (matched by position: a later turn that reuses a call id keeps its own result).
 //! - A tool call without a result gets a synthetic error result right after its turn.
 
 use std::collections::{HashMap, HashSet};
@@ -38,6 +39,9 @@ pub fn transform_messages(
         ids.insert(id.to_string(), mapped.clone());
         mapped
     };
+    // Calls of the failed assistant turn just dropped, whose results follow it and go too. Only
+    // that turn's: ids repeat across turns (many servers number calls per response), so a later
+    // turn's call with the same id keeps its own result.
     let mut dropped_calls: HashSet<String> = HashSet::new();
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     // Calls of the latest kept assistant turn that still wait for a result: (id, name).
@@ -47,6 +51,7 @@ pub fn transform_messages(
         match message {
             Message::Assistant(assistant) => {
                 close_open(&mut out, &mut open);
+                dropped_calls.clear();
                 if matches!(
                     assistant.stop_reason,
                     StopReason::Error | StopReason::Aborted
@@ -107,6 +112,7 @@ pub fn transform_messages(
             }
             Message::User(_) => {
                 close_open(&mut out, &mut open);
+                dropped_calls.clear();
                 out.push(message.clone());
             }
         }

@@ -314,3 +314,49 @@ async fn every_api_continues_every_other_apis_conversation() {
         }
     }
 }
+
+/// Many servers number calls per response (`call_0`, `call_1`, …), so an id repeats across turns.
+/// An aborted turn's call `call_0` and its result are dropped; a later turn's call `call_0` keeps
+/// its own, real result (not "No result provided"): each result belongs to the turn it follows.
+#[test]
+fn a_repeated_call_id_after_a_failed_turn_keeps_its_result() {
+    let api = "openai-completions";
+    let mut model = Model::openai_compatible("http://127.0.0.1:1/v1", format!("model-{api}"));
+    model.provider = format!("prov-{api}");
+    let text = |t: &str| vec![UserContent::text(t)];
+    let (ask_a, ask_b) = (
+        Message::user("read a.txt"),
+        Message::user("read b.txt instead"),
+    );
+    for stop in [StopReason::Aborted, StopReason::Error] {
+        let failed = assistant(api, vec![call("call_0", "a.txt")], stop);
+        let later = assistant(api, vec![call("call_0", "b.txt")], StopReason::ToolUse);
+        let real = result("call_0", text("content of b.txt"), false);
+        // With a user message between the turns, and without one (the agent continued).
+        let with_user = vec![
+            ask_a.clone(),
+            failed.clone(),
+            result("call_0", text("Operation aborted"), true),
+            ask_b.clone(),
+            later.clone(),
+            real.clone(),
+        ];
+        assert_eq!(
+            oxpi_ai::transform::transform_messages(&with_user, &model, str::to_string),
+            vec![ask_a.clone(), ask_b.clone(), later.clone(), real.clone(),],
+            "{stop:?}, user between"
+        );
+        let continued = vec![
+            ask_a.clone(),
+            failed,
+            result("call_0", text("Operation aborted"), true),
+            later.clone(),
+            real.clone(),
+        ];
+        assert_eq!(
+            oxpi_ai::transform::transform_messages(&continued, &model, str::to_string),
+            vec![ask_a.clone(), later, real],
+            "{stop:?}, continued"
+        );
+    }
+}
