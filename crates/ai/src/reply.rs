@@ -15,6 +15,8 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::event::AssistantMessageEvent;
+use crate::options::ApiKey;
+use crate::providers::http::redact;
 use crate::types::content::{AssistantContent, TextContent, ThinkingContent, ToolCall};
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -254,6 +256,8 @@ pub struct ReplyBuilder {
     sink: EventSink,
     open: Option<OpenBlock>,
     started: bool,
+    /// The request's API key, removed from the error text by [`fail`](Self::fail).
+    secret: Option<ApiKey>,
 }
 
 impl ReplyBuilder {
@@ -264,7 +268,15 @@ impl ReplyBuilder {
             sink,
             open: None,
             started: false,
+            secret: None,
         }
+    }
+
+    /// The API key of the request: [`fail`](Self::fail) removes it (and a cut-off start of it)
+    /// from the error text, whatever the provider quotes there (an error event, an unparsable
+    /// chunk, an HTTP error body). See [`redact`].
+    pub fn set_secret(&mut self, key: Option<ApiKey>) {
+        self.secret = key;
     }
 
     /// The message so far (tool calls in progress have empty arguments).
@@ -550,7 +562,8 @@ impl ReplyBuilder {
     }
 
     /// Closes open blocks (partial content is kept) and sends `error` with `reason`
-    /// (`error` or `aborted`) and `error_message`. Returns the final message.
+    /// (`error` or `aborted`) and `error_message`, with the key given to
+    /// [`set_secret`](Self::set_secret) redacted. Returns the final message.
     pub async fn fail(
         mut self,
         reason: StopReason,
@@ -559,7 +572,7 @@ impl ReplyBuilder {
         self.start().await;
         self.close_open().await;
         self.message.stop_reason = reason;
-        self.message.error_message = Some(error_message.into());
+        self.message.error_message = Some(redact(error_message.into(), self.secret.as_ref()));
         let message = self.message;
         self.sink
             .send(AssistantMessageEvent::Error {

@@ -650,3 +650,67 @@ async fn cancel_mid_stream_ends_as_aborted_with_partial_content() {
         );
     }
 }
+
+/// A server that echoes the API key anywhere in an error (an error event mid-stream, an
+/// unparsable chunk, a long HTTP error body cut at 1,000 characters right inside the key) never
+/// gets it into the reply's `errorMessage`, on any API.
+#[tokio::test]
+async fn the_key_never_reaches_an_error_message() {
+    const KEY: &str = "sk-oxpi-canary-0123456789abcdef0123456789";
+    let with_key = || StreamOptions {
+        api_key: Some(KEY.into()),
+        ..options()
+    };
+    for api in APIS {
+        let (mut body, _) = api.render(&hello());
+        body.push(api.error_event(&format!("upstream rejected Bearer {KEY} here")));
+        let (in_stream, _, _) = run_with(api, vec![Reply::sse(body)], with_key()).await;
+
+        let (mut body, end) = api.render(&hello());
+        body.insert(
+            2,
+            format!("data: <html>proxy error for Bearer {KEY}</html>\n\n"),
+        );
+        body.extend(end);
+        let (garbage, _, _) = run_with(api, vec![Reply::sse(body)], with_key()).await;
+
+        // A chunk quoted for the error is cut at 500 characters, here 20 characters into the key.
+        let (mut body, end) = api.render(&hello());
+        body.insert(2, format!("data: {} {KEY}\n\n", "y".repeat(479)));
+        body.extend(end);
+        let (cut_chunk, _, _) = run_with(api, vec![Reply::sse(body)], with_key()).await;
+
+        // 970 characters, then the key: the text is cut at 1,000, 30 characters into the key.
+        let long = format!("{} {KEY} trailing words", "x".repeat(969));
+        let (cut, _, _) = run_with(
+            api,
+            vec![Reply::json_error(401, &api.error_body(&long))],
+            with_key(),
+        )
+        .await;
+
+        for (label, message, shown) in [
+            (
+                "error event",
+                &in_stream,
+                "upstream rejected Bearer <redacted> here",
+            ),
+            (
+                "garbage",
+                &garbage,
+                "<html>proxy error for Bearer <redacted></html>",
+            ),
+            ("cut body", &cut, "x <redacted> trailing words"),
+            ("cut chunk", &cut_chunk, "y <redacted>… ("),
+        ] {
+            let error = message.error_message.clone().unwrap_or_default();
+            assert_eq!(message.stop_reason, StopReason::Error, "{api:?} {label}");
+            assert!(error.contains(shown), "{api:?} {label}: {error}");
+            assert!(!error.contains(&KEY[..8]), "{api:?} {label} leaks: {error}");
+            assert!(
+                !error.contains(&KEY[KEY.len() - 8..]),
+                "{api:?} {label}: {error}"
+            );
+        }
+    }
+}

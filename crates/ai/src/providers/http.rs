@@ -84,7 +84,7 @@ pub async fn open_event_source(
 ) -> Result<SseSource, OpenError> {
     let mut attempt: u32 = 0;
     loop {
-        let failure = match try_open(build(), options).await {
+        let failure = match try_open(build(), options, secret).await {
             Ok(source) => return Ok(source),
             Err(Attempt::Aborted) => return Err(OpenError::Aborted),
             Err(Attempt::Fatal(text)) => return Err(OpenError::Failed(redact(text, secret))),
@@ -138,7 +138,11 @@ enum Attempt {
     },
 }
 
-async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<SseSource, Attempt> {
+async fn try_open(
+    request: RequestBuilder,
+    options: &StreamOptions,
+    secret: Option<&ApiKey>,
+) -> Result<SseSource, Attempt> {
     let response = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
@@ -168,7 +172,8 @@ async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<Ss
     let status = response.status();
     if !status.is_success() {
         let retry_after = retry_after(response.headers());
-        let body = read_body(response).await;
+        // Redacted before the message is taken out of it and shortened.
+        let body = redact(read_body(response).await, secret);
         let text = http_error_text(status, &body);
         return if is_retryable(status) {
             Err(Attempt::Retryable { text, retry_after })
@@ -187,7 +192,7 @@ async fn try_open(request: RequestBuilder, options: &StreamOptions) -> Result<Ss
             .to_ascii_lowercase()
             .starts_with("text/event-stream")
     {
-        let body = read_body(response).await;
+        let body = redact(read_body(response).await, secret);
         return Err(Attempt::Fatal(format!(
             "expected an event stream but got {status} with content-type {content_type}: {}",
             error_message_from_body(&body)
@@ -318,14 +323,55 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// Removes the API key from a text (servers sometimes echo it back).
+/// What a redacted key is replaced with.
+const REDACTED: &str = "<redacted>";
+
+/// Shortest start of a key that is redacted where a text was cut right inside the key.
+const MIN_REDACTED_PREFIX: usize = 8;
+
+/// Removes the API key from a text (servers sometimes echo it back). Every provider's error text
+/// passes through here ([`ReplyBuilder::fail`](crate::reply::ReplyBuilder::fail)). Besides the
+/// whole key, the start of the key (8 characters or more) is removed where the text ends or was
+/// cut (`…`), so a long error body shortened inside the key shows none of it.
+///
+/// ```
+/// use oxpi_ai::options::ApiKey;
+/// use oxpi_ai::providers::http::redact;
+///
+/// let key = ApiKey::new("sk-0123456789abcdef");
+/// assert_eq!(redact("bad key sk-0123456789abcdef".into(), Some(&key)), "bad key <redacted>");
+/// assert_eq!(redact("… key sk-0123456…".into(), Some(&key)), "… key <redacted>…");
+/// ```
 pub fn redact(text: String, secret: Option<&ApiKey>) -> String {
-    match secret {
-        Some(key) if key.expose().len() >= 4 && text.contains(key.expose()) => {
-            text.replace(key.expose(), "<redacted>")
-        }
-        _ => text,
+    let Some(key) = secret.map(ApiKey::expose) else {
+        return text;
+    };
+    if key.len() < 4 {
+        return text;
     }
+    let mut text = if text.contains(key) {
+        text.replace(key, REDACTED)
+    } else {
+        text
+    };
+    if key.len() <= MIN_REDACTED_PREFIX {
+        return text;
+    }
+    // Where the text was cut: before each `…`, and its end. From the last, so earlier indices
+    // stay valid as ranges are replaced.
+    let mut cuts: Vec<usize> = text.match_indices('…').map(|(at, _)| at).collect();
+    cuts.push(text.len());
+    for &cut in cuts.iter().rev() {
+        let before = &text[..cut];
+        let prefix = (MIN_REDACTED_PREFIX..key.len())
+            .rev()
+            .filter(|&n| key.is_char_boundary(n))
+            .find(|&n| before.ends_with(&key[..n]));
+        if let Some(n) = prefix {
+            text.replace_range(cut - n..cut, REDACTED);
+        }
+    }
+    text
 }
 
 /// Sleeps; `false` when cancelled first.
@@ -434,5 +480,42 @@ pub fn quote_chunk(data: &str) -> String {
     } else {
         let cut: String = data.chars().take(MAX).collect();
         format!("{cut}… ({} bytes)", data.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_removes_the_key_and_its_cut_off_start() {
+        let key = ApiKey::new("sk-abcdefghijklmnop");
+        let cases = [
+            ("no key here", "no key here"),
+            (
+                "a sk-abcdefghijklmnop b sk-abcdefghijklmnop",
+                "a <redacted> b <redacted>",
+            ),
+            // Cut inside the key, at the end or before `…` (twice in one text).
+            ("ends in sk-abcdefgh", "ends in <redacted>"),
+            ("x sk-abcdefghij… (99 bytes)", "x <redacted>… (99 bytes)"),
+            (
+                "a sk-abcdefghi… b sk-abcdefghijkl…",
+                "a <redacted>… b <redacted>…",
+            ),
+            // Fewer than 8 characters of the key, or not at a cut: left alone.
+            ("ends in sk-abcd", "ends in sk-abcd"),
+            (
+                "sk-abcdefgh is mentioned mid-text",
+                "sk-abcdefgh is mentioned mid-text",
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(redact(text.to_string(), Some(&key)), expected, "{text}");
+        }
+        assert_eq!(redact("sk-abcdefgh".to_string(), None), "sk-abcdefgh");
+        // A key too short to redact safely is left to the exact match only.
+        let short = ApiKey::new("abc");
+        assert_eq!(redact("abc…".to_string(), Some(&short)), "abc…");
     }
 }

@@ -29,8 +29,8 @@ use self::reader::BlockDeltaReader;
 use self::stream::{EventProcessor, Flow};
 use self::wire::StreamEvent;
 use super::http::{
-    new_client, next_sse, open_event_source, quote_chunk, redact, request_headers,
-    required_api_key, OpenError, SseStep,
+    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
+    OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -94,7 +94,7 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let out = ReplyBuilder::new(&model, sink);
+    let mut out = ReplyBuilder::new(&model, sink);
     let client = match client {
         Ok(client) => client,
         Err(e) => {
@@ -109,6 +109,7 @@ async fn run(
             return;
         }
     };
+    out.set_secret(key.clone());
     let request = match convert::build_request(&model, &context, &options) {
         Ok(request) => request,
         Err(e) => {
@@ -216,9 +217,7 @@ async fn run(
                         format!("Could not parse a stream event ({e})")
                     };
                     let text = format!("{what}: {}", quote_chunk(data));
-                    processor
-                        .fail(StopReason::Error, redact(text, key.as_ref()))
-                        .await;
+                    processor.fail(StopReason::Error, text).await;
                     return;
                 }
             },
@@ -231,9 +230,7 @@ async fn run(
             }
             Err(text) => {
                 source.close();
-                processor
-                    .fail(StopReason::Error, redact(text, key.as_ref()))
-                    .await;
+                processor.fail(StopReason::Error, text).await;
                 return;
             }
         }

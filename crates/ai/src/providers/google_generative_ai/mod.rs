@@ -24,8 +24,8 @@ use self::convert::GeminiCompat;
 use self::stream::ResponseProcessor;
 use self::wire::GenerateContentResponse;
 use super::http::{
-    new_client, next_sse, open_event_source, quote_chunk, redact, request_headers,
-    required_api_key, OpenError, SseStep,
+    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
+    OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -105,7 +105,7 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let out = ReplyBuilder::new(&model, sink);
+    let mut out = ReplyBuilder::new(&model, sink);
     let client = match client {
         Ok(client) => client,
         Err(e) => {
@@ -127,6 +127,7 @@ async fn run(
             return;
         }
     };
+    out.set_secret(key.clone());
     let request = match convert::build_request(&model, &context, &options, &compat) {
         Ok(request) => request,
         Err(e) => {
@@ -209,17 +210,13 @@ async fn run(
                     "Could not parse a stream chunk ({e}): {}",
                     quote_chunk(data)
                 );
-                processor
-                    .fail(StopReason::Error, redact(text, key.as_ref()))
-                    .await;
+                processor.fail(StopReason::Error, text).await;
                 return;
             }
         };
         if let Err(text) = processor.process(chunk).await {
             source.close();
-            processor
-                .fail(StopReason::Error, redact(text, key.as_ref()))
-                .await;
+            processor.fail(StopReason::Error, text).await;
             return;
         }
         source.recycle(event);

@@ -83,7 +83,7 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let out = ReplyBuilder::new(&model, sink);
+    let mut out = ReplyBuilder::new(&model, sink);
     let client = match client {
         Ok(client) => client,
         Err(e) => {
@@ -105,6 +105,7 @@ async fn run(
             return;
         }
     };
+    out.set_secret(key.clone());
     let request = convert::build_request(&model, &context, &options, &compat);
     let tool_names: Vec<String> = context.tools.iter().map(|t| t.name.clone()).collect();
     drop(context);

@@ -89,7 +89,7 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let out = ReplyBuilder::new(&model, sink);
+    let mut out = ReplyBuilder::new(&model, sink);
     let client = match client {
         Ok(client) => client,
         Err(e) => {
@@ -111,6 +111,7 @@ async fn run(
             return;
         }
     };
+    out.set_secret(key.clone());
     let request = match convert::build_request(&model, &context, &options, &compat) {
         Ok(request) => request,
         Err(e) => {
