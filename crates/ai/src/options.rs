@@ -77,7 +77,8 @@ impl ReasoningLevel {
 }
 
 /// Options for one request. `Default` gives: no key (the provider's env var is used), 2 retries,
-/// 60 s cap on a retry wait, 120 s to get response headers, 300 s idle gap allowed between events.
+/// 60 s cap on a retry wait, 120 s to get response headers, 300 s idle gap allowed between events,
+/// no overall deadline.
 #[derive(Debug, Clone)]
 pub struct StreamOptions {
     /// Sampling temperature.
@@ -103,6 +104,11 @@ pub struct StreamOptions {
     pub max_retry_delay: Duration,
     /// Reasoning effort for reasoning models.
     pub reasoning: Option<ReasoningLevel>,
+    /// Longest time the whole request may take, from the first attempt (retries and their
+    /// waits included) to the stream's last event; the reply then ends with an error. `None`
+    /// (the default) sets no bound: a slow but live stream may go on for as long as it sends
+    /// something within `idle_timeout` (keep-alive comments such as `: ping` count), as pi's.
+    pub deadline: Option<Duration>,
 }
 
 impl Default for StreamOptions {
@@ -119,6 +125,7 @@ impl Default for StreamOptions {
             retry_base_delay: Duration::from_millis(500),
             max_retry_delay: Duration::from_secs(60),
             reasoning: None,
+            deadline: None,
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use bytes::{Buf, Bytes};
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
@@ -77,7 +79,37 @@ pub enum OpenError {
 /// Opens an SSE stream, retrying 429, 5xx, timeouts and connection errors with exponential
 /// backoff (honouring `Retry-After`) up to `options.max_retries` times. Never retries once the
 /// response has been accepted: the generation is never requested twice.
+///
+/// With [`StreamOptions::deadline`], opening (retries included) and then every read of the
+/// stream ([`next_sse`]) stop when the deadline passes.
 pub async fn open_event_source(
+    build: impl Fn() -> RequestBuilder,
+    options: &StreamOptions,
+    secret: Option<&ApiKey>,
+) -> Result<SseSource, OpenError> {
+    let Some(limit) = options.deadline else {
+        return open_with_retries(build, options, secret).await;
+    };
+    let deadline = Instant::now() + limit;
+    match tokio::time::timeout_at(deadline, open_with_retries(build, options, secret)).await {
+        Ok(Ok(mut source)) => {
+            source.deadline = Some(deadline);
+            Ok(source)
+        }
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(OpenError::Failed(deadline_text(limit))),
+    }
+}
+
+/// The error text when [`StreamOptions::deadline`] passed.
+fn deadline_text(limit: Duration) -> String {
+    format!(
+        "The request did not complete within {:.1}s (deadline)",
+        limit.as_secs_f64()
+    )
+}
+
+async fn open_with_retries(
     build: impl Fn() -> RequestBuilder,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
@@ -202,6 +234,7 @@ async fn try_open(
         response: Some(response),
         decoder: SseDecoder::new(),
         unread: Bytes::new(),
+        deadline: None,
     })
 }
 
@@ -213,6 +246,8 @@ pub struct SseSource {
     decoder: SseDecoder,
     /// What is left of the last network read.
     unread: Bytes,
+    /// When the whole request must be over ([`StreamOptions::deadline`]).
+    deadline: Option<Instant>,
 }
 
 impl SseSource {
@@ -425,8 +460,8 @@ pub enum SseStep {
     Failed(String),
 }
 
-/// Waits for the next event, honouring cancellation and the idle timeout (the longest time
-/// without a single byte, so a large event arriving slowly is not a stall).
+/// Waits for the next event, honouring cancellation, the idle timeout (the longest time without
+/// a single byte, so a large event arriving slowly is not a stall) and the request's deadline.
 pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
     loop {
         if !source.unread.is_empty() {
@@ -443,14 +478,25 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
                 }
             }
         }
+        let deadline = source.deadline;
         let Some(response) = source.response.as_mut() else {
             return SseStep::Ended;
+        };
+        let past_deadline = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
         };
         let chunk = tokio::select! {
             biased;
             _ = options.cancel.cancelled() => {
                 source.close();
                 return SseStep::Aborted;
+            }
+            () = past_deadline => {
+                source.close();
+                return SseStep::Failed(deadline_text(options.deadline.unwrap_or_default()));
             }
             chunk = tokio::time::timeout(options.idle_timeout, response.chunk()) => chunk,
         };
