@@ -6,7 +6,9 @@
 //! [`Workspace`] is made; the tools hold it and the model never chooses it. Files are opened
 //! without following a final symbolic link (`O_NOFOLLOW`), and on Linux the kernel is asked
 //! where the opened file really is, so a path swapped between the check and the open cannot lead
-//! outside.
+//! outside. Writes never re-resolve a path at all: directories are created and opened beneath a
+//! handle on the root (`cap-std`, with `openat2(RESOLVE_BENEATH)` where the kernel has it), and
+//! the temporary file, the rename and its cleanup are relative to the parent directory's handle.
 //!
 //! - [`ReadTool`] returns at most 2,000 lines or 50 KB of text (configurable with [`Limits`]),
 //!   streaming the file, and says how to continue; images come back as image blocks.
