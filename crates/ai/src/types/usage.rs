@@ -30,7 +30,15 @@ pub struct Usage {
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_write: u64,
-    /// All of the above.
+    /// The request's total, as each API counts it:
+    ///
+    /// - `anthropic-messages`: input + output + cache read + cache write.
+    /// - `openai-completions`: the prompt (cached tokens included) + the completion (reasoning
+    ///   included), i.e. input + output + cache read.
+    /// - `openai-responses`: the server's `total_tokens` (input, cached included, + output).
+    /// - `google-generative-ai`: the server's `totalTokenCount`, which also counts tool-use
+    ///   prompt tokens (code execution) that no other field holds, so it can exceed
+    ///   input + output + cache read; the sum when the server sends no total.
     pub total_tokens: u64,
     /// Cost in US dollars.
     pub cost: UsageCost,

@@ -28,7 +28,8 @@ struct Expected {
     thinking: String,
     tool_calls: Vec<(String, Value)>,
     stop: StopReason,
-    usage: (u64, u64, u64),
+    /// input, output, cache read, total.
+    usage: (u64, u64, u64, u64),
     response_id: Option<String>,
 }
 
@@ -37,7 +38,7 @@ fn expected_from_sse(body: &str) -> Expected {
     let mut thinking = String::new();
     let mut tool_calls = Vec::new();
     let mut finish = None;
-    let mut usage = (0, 0, 0);
+    let mut usage = (0, 0, 0, 0);
     let mut response_id = None;
     for line in body.lines() {
         let Some(data) = line.strip_prefix("data:") else {
@@ -51,11 +52,16 @@ fn expected_from_sse(body: &str) -> Expected {
         if u.is_object() {
             let n = |k: &str| u[k].as_u64().unwrap_or(0);
             let cached = n("cachedContentTokenCount");
-            usage = (
+            let (input, output) = (
                 n("promptTokenCount") - cached,
                 n("candidatesTokenCount") + n("thoughtsTokenCount"),
-                cached,
             );
+            // The wire's own total counts what the parts do not (tool-use prompt tokens).
+            let total = match n("totalTokenCount") {
+                0 => input + output + cached,
+                total => total,
+            };
+            usage = (input, output, cached, total);
         }
         let candidate = &chunk["candidates"][0];
         for part in candidate["content"]["parts"]
@@ -115,6 +121,7 @@ fn actual(message: &AssistantMessage) -> Expected {
             message.usage.input,
             message.usage.output,
             message.usage.cache_read,
+            message.usage.total_tokens,
         ),
         response_id: message.response_id.clone(),
     }

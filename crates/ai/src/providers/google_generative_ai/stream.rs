@@ -199,12 +199,18 @@ impl ResponseProcessor {
         let cached = raw.cached_content_token_count;
         let input = raw.prompt_token_count.saturating_sub(cached);
         let output = raw.candidates_token_count + raw.thoughts_token_count;
+        // Gemini's own total also counts tool-use prompt tokens (code execution), which no part
+        // above holds; the sum is only a fallback for a server that leaves it out.
+        let total_tokens = match raw.total_token_count {
+            0 => input + output + cached,
+            total => total,
+        };
         let mut usage = Usage {
             input,
             output,
             cache_read: cached,
             cache_write: 0,
-            total_tokens: input + output + cached,
+            total_tokens,
             ..Usage::default()
         };
         self.model.calculate_cost(&mut usage);
