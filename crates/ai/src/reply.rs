@@ -584,14 +584,16 @@ impl ReplyBuilder {
     }
 }
 
-/// Parses complete tool-call arguments. Empty or blank text means no arguments (`{}`); anything
-/// else must be a JSON object. The error quotes what was received (cut to 2,000 characters).
+/// Parses complete tool-call arguments. Empty or blank text, and JSON `null` (Groq's arguments
+/// for a tool whose schema has no properties), mean no arguments (`{}`); anything else must be a
+/// JSON object. The error quotes what was received (cut to 2,000 characters).
 pub fn parse_arguments(raw: &str) -> Result<Map<String, Value>, String> {
     if raw.trim().is_empty() {
         return Ok(Map::new());
     }
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Null) => Ok(Map::new()),
         Ok(other) => Err(format!(
             "Tool call arguments must be a JSON object, got: {}",
             quote(&other.to_string())

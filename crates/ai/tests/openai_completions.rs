@@ -623,16 +623,22 @@ fn expected_from_sse(body: &str) -> Option<Expected> {
             }
         }
         if let Some(reason) = choice["finish_reason"].as_str() {
-            finish = Some(reason.to_string());
+            // OpenRouter: the upstream model's own reason tells a cut reply (see
+            // tool_truncation_contract_matrix, where finish_reason says tool_calls).
+            let native = choice["native_finish_reason"].as_str().unwrap_or("");
+            let cut = matches!(native, "length" | "max_tokens" | "max_output_tokens");
+            finish = Some(if cut { "length" } else { reason }.to_string());
         }
     }
     let tool_calls: Vec<(String, Value)> = calls
         .into_iter()
         .map(|(_, _, name, args)| {
-            let value = if args.trim().is_empty() {
-                json!({})
-            } else {
-                serde_json::from_str(&args).unwrap_or(Value::Null)
+            // No text and JSON `null` both mean no arguments; unparsable text is `Null` here.
+            let value = match serde_json::from_str(&args) {
+                _ if args.trim().is_empty() => json!({}),
+                Ok(Value::Null) => json!({}),
+                Ok(value) => value,
+                Err(_) => Value::Null,
             };
             (name, value)
         })

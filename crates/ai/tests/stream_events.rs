@@ -529,16 +529,20 @@ async fn non_object_tool_call_arguments_are_reported() {
         FauxReply::new()
             .with_raw_tool_call(Some("c1".into()), "read", "[1, 2]")
             .with_raw_tool_call(Some("c2".into()), "ls", "")
-            .with_raw_tool_call(Some("c3".into()), "ls", "  "),
+            .with_raw_tool_call(Some("c3".into()), "ls", "  ")
+            .with_raw_tool_call(Some("c4".into()), "ls", "null"),
     );
     let registry = registry_with(&faux);
     let (events, _, _) =
         collect(registry.stream(&faux.model(), &Context::default(), StreamOptions::default()))
             .await;
-    // Empty argument text streams no delta and means "no arguments".
+    // Empty argument text streams no delta and means "no arguments"; so does JSON `null`.
     assert_eq!(
         kinds(&events),
-        expected_kinds(&[("toolcall", 1), ("toolcall", 0), ("toolcall", 1)], "done")
+        expected_kinds(
+            &[("toolcall", 1), ("toolcall", 0), ("toolcall", 1), ("toolcall", 1)],
+            "done"
+        )
     );
     let message = check_grammar(&events);
     assert_eq!(
@@ -552,6 +556,7 @@ async fn non_object_tool_call_arguments_are_reported() {
             },
             ToolCall::new("c2", "ls", Map::new()),
             ToolCall::new("c3", "ls", Map::new()),
+            ToolCall::new("c4", "ls", Map::new()),
         ]
     );
 }

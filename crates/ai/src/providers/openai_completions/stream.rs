@@ -141,7 +141,12 @@ impl ChunkProcessor {
             }
         }
         if let Some(reason) = choice.finish_reason {
-            self.finish_reason = Some(reason);
+            // OpenRouter may say `tool_calls` for a reply the upstream model was cut off in.
+            self.finish_reason = Some(if choice.native_hit_limit {
+                FinishReason::Length
+            } else {
+                reason
+            });
         }
         Ok(())
     }

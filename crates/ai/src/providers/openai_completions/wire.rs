@@ -72,6 +72,15 @@ pub struct ChunkChoice<'a> {
     /// Set on the last content chunk; an empty string counts as absent.
     #[serde(default, deserialize_with = "finish_reason")]
     pub finish_reason: Option<FinishReason>,
+    /// OpenRouter's `native_finish_reason` (the upstream model's own reason) says the output
+    /// limit was hit (`length`, `max_tokens`, `max_output_tokens`, `MAX_TOKENS`), even where
+    /// `finish_reason` says `tool_calls`: the reply, and its last call, was cut.
+    #[serde(
+        default,
+        rename = "native_finish_reason",
+        deserialize_with = "native_hit_limit"
+    )]
+    pub native_hit_limit: bool,
     /// Some servers put usage on the choice.
     pub usage: Option<Box<ChunkUsage>>,
 }
@@ -244,6 +253,16 @@ fn finish_reason<'de, D: Deserializer<'de>>(
     }))
 }
 
+fn native_hit_limit<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    let text = Option::<Text<'de>>::deserialize(deserializer)?;
+    Ok(text.is_some_and(|text| {
+        matches!(
+            text.as_str(),
+            "length" | "max_tokens" | "max_output_tokens" | "MAX_TOKENS"
+        )
+    }))
+}
+
 /// The `arguments` of a tool-call fragment: text (the standard), or a JSON value some servers
 /// send whole instead.
 #[derive(Debug, Clone, PartialEq)]
@@ -372,6 +391,7 @@ impl ChatChunk<'_> {
                         .map(ToolCallDeltas::borrowed),
                 },
                 finish_reason: choice.finish_reason,
+                native_hit_limit: choice.native_hit_limit,
                 usage: choice.usage.clone(),
             }),
             usage: self.usage.clone(),
@@ -397,6 +417,7 @@ impl ChatChunk<'_> {
                     }),
                 },
                 finish_reason: choice.finish_reason,
+                native_hit_limit: choice.native_hit_limit,
                 usage: choice.usage,
             }),
             usage: self.usage,
