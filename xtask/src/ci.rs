@@ -13,7 +13,9 @@ cargo xtask ci [--no-labs]
 Runs, in order, stopping at the first failure:
   1. cargo fmt --all -- --check
   2. cargo clippy --workspace --all-targets -- -D warnings
-  3. cargo test --workspace
+  3. cargo test --workspace -- --skip replays_every_recorded
+     cargo test --workspace replays_every_recorded -- --nocapture
+                                       (the recorded-stream replays, each printing how many it replayed)
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
@@ -22,6 +24,9 @@ Runs, in order, stopping at the first failure:
 Options:
   --no-labs   Skip steps 6 and 7 (no model download, no live model)
   -h, --help  Show this help";
+
+/// The name every recorded-stream replay test starts with (one per wire API).
+const REPLAY_TESTS: &str = "replays_every_recorded";
 
 /// Options of `ci`.
 #[derive(Debug, Default, PartialEq)]
@@ -86,7 +91,17 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         ],
         &[],
     )?;
-    cargo(root, &["test", "--workspace"], &[])?;
+    cargo(
+        root,
+        &["test", "--workspace", "--", "--skip", REPLAY_TESTS],
+        &[],
+    )?;
+    // Run apart and uncaptured, so the log shows how many recorded exchanges each replayed.
+    cargo(
+        root,
+        &["test", "--workspace", REPLAY_TESTS, "--", "--nocapture"],
+        &[],
+    )?;
     cargo(
         root,
         &["doc", "--workspace", "--no-deps"],

@@ -9,7 +9,7 @@ use oxpi_ai::providers::anthropic_messages::wire::BlockDeltaData;
 use oxpi_ai::providers::openai_completions::reader::ChunkReader;
 use oxpi_ai::providers::openai_completions::wire::ChatChunk;
 use oxpi_ai::sse::{SseDecoder, SseEvent};
-use oxpi_testkit::{fixtures_root, recorded_requests};
+use oxpi_testkit::recorded_requests;
 use proptest::prelude::*;
 
 /// The events of a recorded response body.
@@ -80,9 +80,6 @@ fn check_block_deltas<'a>(
 
 #[test]
 fn every_recorded_chat_completions_chunk_reads_as_serde_json_parses_it() {
-    if fixtures_root().is_none() {
-        return;
-    }
     let providers = [
         "openai",
         "openrouter",
@@ -122,9 +119,6 @@ fn every_recorded_chat_completions_chunk_reads_as_serde_json_parses_it() {
 
 #[test]
 fn every_recorded_anthropic_delta_reads_as_a_full_parse_does() {
-    if fixtures_root().is_none() {
-        return;
-    }
     let (mut streams, mut deltas, mut repeats) = (0, 0, 0);
     for (stem, body) in recorded_bodies("anthropic", "/messages") {
         let events = events(&body);

@@ -10,7 +10,7 @@ use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, StopReason,
     StreamOptions, Tool, ToolCall, ToolResultMessage, UserContent,
 };
-use oxpi_testkit::{fixtures_root, recorded_requests, Part, Reply, TestServer};
+use oxpi_testkit::{recorded_requests, Part, Reply, TestServer};
 use serde_json::{json, Value};
 
 fn model(server: &TestServer) -> Model {
@@ -686,9 +686,6 @@ fn actual(message: &AssistantMessage) -> Expected {
 
 #[tokio::test]
 async fn replays_every_recorded_chat_completions_stream() {
-    if fixtures_root().is_none() {
-        return;
-    }
     let providers = [
         "openai",
         "openrouter",

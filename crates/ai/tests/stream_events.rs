@@ -540,7 +540,12 @@ async fn non_object_tool_call_arguments_are_reported() {
     assert_eq!(
         kinds(&events),
         expected_kinds(
-            &[("toolcall", 1), ("toolcall", 0), ("toolcall", 1), ("toolcall", 1)],
+            &[
+                ("toolcall", 1),
+                ("toolcall", 0),
+                ("toolcall", 1),
+                ("toolcall", 1)
+            ],
             "done"
         )
     );

@@ -333,26 +333,27 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Option<Recorded
     }))
 }
 
-/// Reads a recorded fixture's SSE body, from `shared/fixtures/recorded/<rel>` beside the
-/// project root. `None` (with a note on stderr) when the fixtures folder is absent.
-pub fn recorded_fixture(rel: &str) -> Option<Vec<u8>> {
-    let root = fixtures_root()?;
-    match std::fs::read(root.join(rel)) {
-        Ok(bytes) => Some(bytes),
-        Err(e) => {
-            eprintln!("fixture {rel} unreadable: {e}");
-            None
-        }
+/// Reads a recorded fixture's SSE body, from `fixtures/recorded/<rel>` in the repository.
+///
+/// # Panics
+/// When the file cannot be read: the recordings are part of the repository, so a test that
+/// needs one fails instead of passing without it.
+pub fn recorded_fixture(rel: &str) -> Vec<u8> {
+    let path = fixtures_root().join(rel);
+    match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) => panic!("recorded fixture {} unreadable: {e}", path.display()),
     }
 }
 
 /// Every recorded request of `provider` (`<fixtures>/<provider>/<suite>/<cassette>/*.request.json`),
-/// sorted; empty when the fixtures folder or the provider's folder is absent. The response of
-/// each sits beside it (`.response.sse`, `.response.meta.json`).
+/// sorted. The response of each sits beside it (`.response.sse`, `.response.meta.json`).
+///
+/// # Panics
+/// When the provider has no recordings (a missing or emptied folder is a broken checkout, not a
+/// reason to replay nothing).
 pub fn recorded_requests(provider: &str) -> Vec<std::path::PathBuf> {
-    let Some(root) = fixtures_root() else {
-        return Vec::new();
-    };
+    let root = fixtures_root();
     let children = |dir: &std::path::Path| {
         std::fs::read_dir(dir)
             .into_iter()
@@ -367,25 +368,28 @@ pub fn recorded_requests(provider: &str) -> Vec<std::path::PathBuf> {
         .flat_map(|cassette| children(&cassette))
         .filter(|file| file.to_string_lossy().ends_with(".request.json"))
         .collect();
+    assert!(
+        !requests.is_empty(),
+        "no recorded exchanges of {provider} under {}",
+        root.display()
+    );
     requests.sort();
     requests
 }
 
-/// The recorded fixtures folder (`../shared/fixtures/recorded` from the workspace root), if present.
-pub fn fixtures_root() -> Option<std::path::PathBuf> {
+/// The recorded provider traffic shipped with the repository: `fixtures/recorded` at the
+/// workspace root (see its README.md).
+///
+/// # Panics
+/// When the folder is missing: the replay tests must not silently skip.
+pub fn fixtures_root() -> std::path::PathBuf {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = manifest
-        .parent()?
-        .parent()?
-        .parent()?
-        .join("shared/fixtures/recorded");
-    if root.is_dir() {
-        Some(root)
-    } else {
-        eprintln!(
-            "note: recorded fixtures not found at {}; replay tests are skipped",
-            root.display()
-        );
-        None
-    }
+    let root = manifest.join("../../fixtures/recorded");
+    assert!(
+        root.join("README.md").is_file(),
+        "the recorded fixtures are missing at {}: they are part of the repository \
+         (fixtures/recorded); restore them with `git checkout -- fixtures`",
+        root.display()
+    );
+    root
 }
