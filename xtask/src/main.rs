@@ -7,6 +7,7 @@
 //!
 //! - `fuzz`: run a cargo-fuzz target for a while.
 //! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
+//! - `pi-replay`: every recorded provider stream through oxpi and pi-ai, compared.
 
 mod args;
 mod bench;
@@ -14,6 +15,7 @@ mod ci;
 mod fuzz;
 mod labs;
 mod local_model;
+mod pi_replay;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,6 +29,7 @@ Commands:
   labs          Build every lab under labs/ and run each one, printing a pass/fail table
   fuzz          Run a cargo-fuzz target for N seconds (partial_json, sse_decoder, chat_stream, workspace_resolve)
   bench         Measure oxpi against pi-ai (TS) and the Rust port pi-ai; write BENCHMARKS.md
+  pi-replay     Replay every recorded stream through oxpi and pi-ai (TS); list the differences
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
@@ -47,6 +50,8 @@ enum Command {
     Fuzz(fuzz::Options),
     /// `bench`.
     Bench(bench::Options),
+    /// `pi-replay`.
+    PiReplay(pi_replay::Options),
 }
 
 /// Parses the arguments after the program name.
@@ -63,6 +68,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "ci" => ci::Options::parse(rest).map(Command::Ci),
         "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
+        "pi-replay" => pi_replay::Options::parse(rest).map(Command::PiReplay),
         other => Err(format!("unknown command `{other}`")),
     }
 }
@@ -105,6 +111,7 @@ fn main() -> ExitCode {
         Command::Ci(options) => runtime.block_on(ci::run(&workspace_root(), options)),
         Command::Fuzz(options) => fuzz::run(&workspace_root(), options),
         Command::Bench(options) => bench::run(&workspace_root(), options),
+        Command::PiReplay(options) => pi_replay::run(&workspace_root(), options),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@
 //! (interleaved, so drift on a busy machine hits all subjects alike), and prints the table and
 //! the targets, also written to BENCHMARKS.md.
 
-mod env;
+pub(crate) mod env;
 mod report;
 
 use std::io::{BufRead, BufReader};
