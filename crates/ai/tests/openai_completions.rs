@@ -183,6 +183,28 @@ async fn malformed_arguments_are_reported_not_emptied() {
     );
 }
 
+/// Groq sends `"arguments":"null"` for a tool whose schema has no properties: no arguments.
+#[tokio::test]
+async fn null_arguments_are_no_arguments() {
+    let chunks = vec![
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_x", "function": {"name": "lookup", "arguments": "null"}}]}}]}),
+        finish_chunk("tool_calls"),
+    ];
+    let server = TestServer::start(vec![Reply::sse(sse(&chunks))])
+        .await
+        .unwrap();
+    let (_, message) = run(&model(&server), &user_context("go"), fast_options()).await;
+    assert_eq!(
+        message.tool_calls().cloned().collect::<Vec<_>>(),
+        vec![oxpi_ai::ToolCall::new(
+            "call_x",
+            "lookup",
+            serde_json::Map::new()
+        )]
+    );
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+}
+
 #[tokio::test]
 async fn request_carries_history_tools_and_options() {
     let server = TestServer::start(vec![Reply::sse(sse(&[finish_chunk("stop")]))])
@@ -562,6 +584,38 @@ async fn content_filter_and_length_map_to_stop_reasons() {
     assert_eq!(
         message.error_message.as_deref(),
         Some("The provider stopped the reply: content_filter")
+    );
+}
+
+/// OpenRouter says `tool_calls` for a reply whose upstream model hit its output limit; its
+/// `native_finish_reason` tells, and the reply is `length` (the agent then refuses the cut call).
+#[tokio::test]
+async fn openrouter_native_finish_reason_marks_a_cut_reply() {
+    let call = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_x", "function": {"name": "file_report", "arguments": "{\"summary\": \"The cache"}}]}}]});
+    let finish = |native: &str| json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls", "native_finish_reason": native}]});
+    let mut stops = Vec::new();
+    for native in [
+        "length",
+        "max_output_tokens",
+        "max_tokens",
+        "tool_calls",
+        "stop",
+    ] {
+        let server = TestServer::start(vec![Reply::sse(sse(&[call.clone(), finish(native)]))])
+            .await
+            .unwrap();
+        let (_, message) = run(&model(&server), &user_context("go"), fast_options()).await;
+        stops.push((native, message.stop_reason));
+    }
+    assert_eq!(
+        stops,
+        [
+            ("length", StopReason::Length),
+            ("max_output_tokens", StopReason::Length),
+            ("max_tokens", StopReason::Length),
+            ("tool_calls", StopReason::ToolUse),
+            ("stop", StopReason::ToolUse),
+        ]
     );
 }
 
