@@ -5,52 +5,41 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Describes a file type for an error message: `a directory`, `a FIFO (named pipe)`, ...
-pub(crate) fn kind_name(file_type: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        describe(Kind {
-            fifo: file_type.is_fifo(),
-            socket: file_type.is_socket(),
-            char_device: file_type.is_char_device(),
-            block_device: file_type.is_block_device(),
+/// The [`Kind`] of a file type value (`std`'s or `cap-std`'s), with the matching `FileTypeExt`
+/// trait in scope on Unix.
+macro_rules! kind_of {
+    ($file_type:expr) => {{
+        let file_type = $file_type;
+        #[allow(unused_mut)] // Only Unix has the special kinds.
+        let mut kind = Kind {
             dir: file_type.is_dir(),
             symlink: file_type.is_symlink(),
             file: file_type.is_file(),
-        })
-    }
-    #[cfg(not(unix))]
-    describe(Kind {
-        dir: file_type.is_dir(),
-        symlink: file_type.is_symlink(),
-        file: file_type.is_file(),
-        ..Kind::default()
-    })
+            ..Kind::default()
+        };
+        #[cfg(unix)]
+        {
+            kind.fifo = file_type.is_fifo();
+            kind.socket = file_type.is_socket();
+            kind.char_device = file_type.is_char_device();
+            kind.block_device = file_type.is_block_device();
+        }
+        kind
+    }};
+}
+
+/// Describes a file type for an error message: `a directory`, `a FIFO (named pipe)`, ...
+pub(crate) fn kind_name(file_type: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
+    describe(kind_of!(file_type))
 }
 
 /// [`kind_name`] for a file type read through a directory handle.
 pub(crate) fn cap_kind_name(file_type: &cap_std::fs::FileType) -> &'static str {
     #[cfg(unix)]
-    {
-        use cap_std::fs::FileTypeExt;
-        describe(Kind {
-            fifo: file_type.is_fifo(),
-            socket: file_type.is_socket(),
-            char_device: file_type.is_char_device(),
-            block_device: file_type.is_block_device(),
-            dir: file_type.is_dir(),
-            symlink: file_type.is_symlink(),
-            file: file_type.is_file(),
-        })
-    }
-    #[cfg(not(unix))]
-    describe(Kind {
-        dir: file_type.is_dir(),
-        symlink: file_type.is_symlink(),
-        file: file_type.is_file(),
-        ..Kind::default()
-    })
+    use cap_std::fs::FileTypeExt;
+    describe(kind_of!(file_type))
 }
 
 /// What [`describe`] needs to know of a file type.

@@ -41,6 +41,16 @@ fn tree(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Fails naming how many `paths` there are and the first few.
+fn assert_none(what: &str, paths: &[PathBuf]) {
+    assert!(
+        paths.is_empty(),
+        "{} {what}, e.g. {:?}",
+        paths.len(),
+        &paths[..paths.len().min(5)]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn swapping_a_directory_for_a_link_never_leads_a_write_outside() {
     let base = tempfile::tempdir().unwrap();
@@ -114,20 +124,10 @@ async fn swapping_a_directory_for_a_link_never_leads_a_write_outside() {
         .into_iter()
         .filter(|p| !outside_before.contains(p))
         .collect();
-    assert!(
-        leaked.is_empty(),
-        "{} paths appeared outside the root, e.g. {:?}",
-        leaked.len(),
-        &leaked[..leaked.len().min(5)]
-    );
+    assert_none("paths appeared outside the root", &leaked);
     let temporaries: Vec<PathBuf> = tree(&base)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".oxpi-write-"))
         .collect();
-    assert!(
-        temporaries.is_empty(),
-        "{} temporary files left, e.g. {:?}",
-        temporaries.len(),
-        &temporaries[..temporaries.len().min(5)]
-    );
+    assert_none("temporary files were left", &temporaries);
 }
