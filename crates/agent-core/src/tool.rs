@@ -118,6 +118,25 @@ pub trait AgentTool: Send + Sync + 'static {
     /// What the tool does, for the model.
     fn description(&self) -> &str;
 
+    /// Fixes up the raw arguments the model sent before they are validated (pi's
+    /// `prepareArguments`), e.g. to accept an older argument shape. The default keeps them.
+    ///
+    /// ```
+    /// # use serde_json::{json, Map, Value};
+    /// // A tool whose `paths` used to be a single `path` might accept both:
+    /// fn prepare(mut args: Map<String, Value>) -> Map<String, Value> {
+    ///     if let Some(path) = args.remove("path") {
+    ///         args.insert("paths".into(), json!([path]));
+    ///     }
+    ///     args
+    /// }
+    /// let old = json!({"path": "a.txt"}).as_object().cloned().unwrap();
+    /// assert_eq!(Value::Object(prepare(old)), json!({"paths": ["a.txt"]}));
+    /// ```
+    fn prepare_arguments(&self, args: Map<String, Value>) -> Map<String, Value> {
+        args
+    }
+
     /// Runs the tool. `cancel` fires when the agent is aborted; `on_update` streams partial results.
     fn execute(
         &self,
@@ -129,6 +148,8 @@ pub trait AgentTool: Send + Sync + 'static {
 }
 
 trait ErasedTool: Send + Sync {
+    fn prepare_erased(&self, args: Map<String, Value>) -> Map<String, Value>;
+
     fn execute_erased<'a>(
         &'a self,
         tool_call_id: &'a str,
@@ -151,6 +172,10 @@ pub enum ToolCallFailure {
 }
 
 impl<T: AgentTool> ErasedTool for T {
+    fn prepare_erased(&self, args: Map<String, Value>) -> Map<String, Value> {
+        self.prepare_arguments(args)
+    }
+
     fn execute_erased<'a>(
         &'a self,
         tool_call_id: &'a str,
@@ -216,16 +241,17 @@ impl AgentToolHandle {
         &self.label
     }
 
-    /// Checks `args` against the tool's schema and returns them normalized (see
-    /// [`ArgumentValidator::validate`]).
+    /// Applies the tool's [`AgentTool::prepare_arguments`] to `args`, checks the result against
+    /// the tool's schema and returns it normalized (see [`ArgumentValidator::validate`]).
     pub fn validate(
         &self,
         args: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ValidationError> {
-        self.validator.validate(args)
+        self.validator
+            .validate(&self.inner.prepare_erased(args.clone()))
     }
 
-    /// Validates `args` and runs the tool.
+    /// Prepares and validates `args` (see [`validate`](Self::validate)) and runs the tool.
     pub async fn execute(
         &self,
         tool_call_id: &str,
@@ -233,6 +259,7 @@ impl AgentToolHandle {
         cancel: CancellationToken,
         on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolCallFailure> {
+        let args = self.inner.prepare_erased(args);
         self.inner
             .execute_erased(tool_call_id, args, Some(&self.validator), cancel, on_update)
             .await

@@ -32,8 +32,15 @@
 
 mod atomic;
 mod cursor;
+mod edit;
+mod edit_diff;
+mod edit_match;
+mod find;
 mod fsutil;
+mod grep;
 mod image;
+mod listing;
+mod ls;
 mod read;
 mod text;
 mod workspace;
@@ -42,6 +49,10 @@ mod write;
 use oxpi_agent_core::AgentToolHandle;
 pub use oxpi_ai::tool::SchemaError;
 
+pub use edit::{EditArgs, EditDetails, EditTool, Replacement};
+pub use find::{FindArgs, FindDetails, FindTool, DEFAULT_FIND_LIMIT};
+pub use grep::{GrepArgs, GrepDetails, GrepTool, DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS};
+pub use ls::{LsArgs, LsDetails, LsTool, DEFAULT_LS_LIMIT};
 pub use read::{ImageDetails, ReadArgs, ReadDetails, ReadTool, TextDetails, TruncatedBy};
 pub use workspace::{
     Limits, PathError, Workspace, DEFAULT_MAX_BYTES, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_LINES,
@@ -63,6 +74,73 @@ pub fn write_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> 
     AgentToolHandle::new(WriteTool::new(workspace))
 }
 
+/// The `edit` tool for `workspace`, ready for an agent.
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+pub fn edit_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(EditTool::new(workspace))
+}
+
+/// The `ls` tool for `workspace`, ready for an agent.
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+pub fn ls_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(LsTool::new(workspace))
+}
+
+/// The `find` tool for `workspace`, ready for an agent.
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+pub fn find_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(FindTool::new(workspace))
+}
+
+/// The `grep` tool for `workspace`, ready for an agent.
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+pub fn grep_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(GrepTool::new(workspace))
+}
+
+/// pi's coding tools (minus `bash`): `read`, `write`, `edit`.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let tools = oxpi_tools::coding_tools(oxpi_tools::Workspace::new(dir.path())?)?;
+/// let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+/// assert_eq!(names, ["read", "write", "edit"]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn coding_tools(workspace: Workspace) -> Result<Vec<AgentToolHandle>, SchemaError> {
+    Ok(vec![
+        read_tool(workspace.clone())?,
+        write_tool(workspace.clone())?,
+        edit_tool(workspace)?,
+    ])
+}
+
+/// pi's read-only tools: `read`, `grep`, `find`, `ls`.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let tools = oxpi_tools::read_only_tools(oxpi_tools::Workspace::new(dir.path())?)?;
+/// let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+/// assert_eq!(names, ["read", "grep", "find", "ls"]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn read_only_tools(workspace: Workspace) -> Result<Vec<AgentToolHandle>, SchemaError> {
+    Ok(vec![
+        read_tool(workspace.clone())?,
+        grep_tool(workspace.clone())?,
+        find_tool(workspace.clone())?,
+        ls_tool(workspace)?,
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,7 +150,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         let read = read_tool(ws.clone()).unwrap();
-        let write = write_tool(ws).unwrap();
+        let write = write_tool(ws.clone()).unwrap();
+        // Every tool's schema compiles.
+        for tool in [edit_tool, ls_tool, find_tool, grep_tool] {
+            tool(ws.clone()).unwrap();
+        }
         assert_eq!(
             (read.name(), read.label(), write.name(), write.label()),
             ("read", "read", "write", "write")

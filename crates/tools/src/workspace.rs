@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Default maximum number of lines `read` returns in one call.
 pub const DEFAULT_MAX_LINES: usize = 2000;
@@ -162,6 +162,9 @@ pub enum PathError {
 pub struct Workspace {
     root: Arc<Path>,
     limits: Limits,
+    /// Held by each tool call that changes files (`write`, `edit`), so a read-modify-write is
+    /// never interleaved with another change; shared by the clones.
+    mutations: Arc<Mutex<()>>,
 }
 
 /// One step of a path being resolved (an owned [`Component`]).
@@ -198,6 +201,7 @@ impl Workspace {
         Ok(Self {
             root: Arc::from(root),
             limits: Limits::default(),
+            mutations: Arc::default(),
         })
     }
 
@@ -335,6 +339,13 @@ impl Workspace {
                 path: path.to_string(),
             })
         }
+    }
+
+    /// Waits for, then holds, the workspace's lock on changes until the guard is dropped.
+    pub(crate) fn lock_mutations(&self) -> MutexGuard<'_, ()> {
+        self.mutations
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// `resolved` relative to the root, with `.` for the root itself (for details and logs).

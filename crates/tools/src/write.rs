@@ -112,6 +112,7 @@ fn write_file(
             .to_string(),
         ));
     };
+    let _mutation = workspace.lock_mutations();
     // From here on, everything is relative to directory handles opened beneath the root.
     let (dir, name) = open_parent(workspace.root(), relative, true).map_err(cannot)?;
     let permissions = match dir.symlink_metadata(&name) {

@@ -1,0 +1,253 @@
+//! The `edit` tool: exact text replacements in a file inside the workspace, written atomically.
+
+use std::io::{self, Read};
+
+use oxpi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::atomic::{open_parent, write_atomic};
+use crate::edit_diff::diffs;
+use crate::edit_match::{find_all, line_ending_at, splice, MatchError, Normalized};
+use crate::fsutil::cap_kind_name;
+use crate::workspace::{PathError, Workspace};
+
+/// One replacement of an `edit` call.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Replacement {
+    /// Exact text for one targeted replacement. It must be unique in the original file and must
+    /// not overlap with any other edits[].oldText in the same call.
+    pub old_text: String,
+    /// Replacement text for this targeted edit.
+    pub new_text: String,
+}
+
+/// Arguments of the `edit` tool (pi 1.6's shape; the older single `oldText`/`newText` is
+/// accepted too, see [`EditTool`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// Path to the file to edit (relative or absolute)
+    pub path: String,
+    /// One or more targeted replacements. Each edit is matched against the original file, not
+    /// incrementally. Do not include overlapping or nested edits. If two changes touch the same
+    /// block or nearby lines, merge them into one edit instead.
+    pub edits: Vec<Replacement>,
+}
+
+/// What a successful `edit` did, in [`AgentToolResult::details`] (as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditDetails {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// pi's numbered diff: `-12 old`, `+12 new`, ` 13 context`, 4 lines of context.
+    pub diff: String,
+    /// The same change as a unified diff.
+    pub patch: String,
+    /// The first changed line of the new file (1-based).
+    pub first_changed_line: usize,
+}
+
+/// The `edit` tool, bound to a [`Workspace`].
+///
+/// Each `oldText` is looked up in the original file (not after the other edits), first exactly,
+/// then as pi's fuzzy match (trailing whitespace on each line, typographic quotes, dashes and
+/// spaces ignored); it must occur exactly once, and no two may overlap. `\r\n` in the file
+/// matches `\n` in the arguments. The file keeps its byte-order mark and every byte outside the
+/// replaced text; a replacement's line breaks take the line ending of the line it starts in, so
+/// a CRLF file stays CRLF. The result is written atomically like `write`, keeping the file's
+/// permissions. Errors are pi's (`Could not find the exact text in a.txt. …`, `Found 2
+/// occurrences …`, `edits[0] and edits[1] overlap …`, `No changes made …`). `details` holds a
+/// numbered diff, a unified patch and the first changed line.
+///
+/// pi 0.58's arguments `{path, oldText, newText}` are turned into one edit before validation,
+/// as are `edits` given as one object or as a JSON string.
+#[derive(Debug, Clone)]
+pub struct EditTool {
+    workspace: Workspace,
+}
+
+impl EditTool {
+    /// An `edit` tool confined to `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+/// Whether `value` is a `{oldText, newText}` object with both strings.
+fn is_replacement(value: &Value) -> bool {
+    value.get("oldText").is_some_and(Value::is_string) && value.get("newText").is_some_and(Value::is_string)
+}
+
+impl AgentTool for EditTool {
+    type Args = EditArgs;
+
+    fn name(&self) -> &str {
+        "edit"
+    }
+
+    fn description(&self) -> &str {
+        "Edit a single file using exact text replacement. Every edits[].oldText must match a \
+         unique, non-overlapping region of the original file. If two changes affect the same \
+         block or nearby lines, merge them into one edit instead of emitting overlapping edits. \
+         Do not include large unchanged regions just to connect distant changes."
+    }
+
+    fn prepare_arguments(&self, mut args: Map<String, Value>) -> Map<String, Value> {
+        // `edits` as a JSON string, or as one object.
+        if let Some(Value::String(text)) = args.get("edits") {
+            if let Ok(parsed) = serde_json::from_str::<Value>(text) {
+                if parsed.is_array() || is_replacement(&parsed) {
+                    args.insert("edits".into(), parsed);
+                }
+            }
+        }
+        if args.get("edits").is_some_and(is_replacement) {
+            if let Some(one) = args.remove("edits") {
+                args.insert("edits".into(), Value::Array(vec![one]));
+            }
+        }
+        // pi 0.58: top-level oldText/newText.
+        if args.get("oldText").is_some_and(Value::is_string)
+            && args.get("newText").is_some_and(Value::is_string)
+        {
+            let old_text = args.remove("oldText").unwrap_or_default();
+            let new_text = args.remove("newText").unwrap_or_default();
+            let edit = serde_json::json!({"oldText": old_text, "newText": new_text});
+            match args.get_mut("edits") {
+                Some(Value::Array(edits)) => edits.push(edit),
+                _ => {
+                    args.insert("edits".into(), Value::Array(vec![edit]));
+                }
+            }
+        }
+        args
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: EditArgs,
+        cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> Result<AgentToolResult, ToolError> {
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || edit_file(&workspace, &args, &cancel))
+            .await
+            .map_err(|e| ToolError::new(format!("Cannot edit: the edit task failed: {e}")))?
+    }
+}
+
+const BOM: &str = "\u{feff}";
+
+fn edit_file(
+    workspace: &Workspace,
+    args: &EditArgs,
+    cancel: &CancellationToken,
+) -> Result<AgentToolResult, ToolError> {
+    let shown = args.path.as_str();
+    if args.edits.is_empty() {
+        return Err(ToolError::new(
+            "Edit tool input is invalid. edits must contain at least one replacement.",
+        ));
+    }
+    let resolved = workspace
+        .resolve(shown)
+        .map_err(|e| ToolError::new(e.to_string()))?;
+    let Ok(relative) = resolved.strip_prefix(workspace.root()) else {
+        return Err(ToolError::new(
+            PathError::Outside {
+                path: shown.to_string(),
+            }
+            .to_string(),
+        ));
+    };
+    let cannot = |e: io::Error| ToolError::new(format!("Cannot edit {shown}: {e}"));
+    let not_found = || ToolError::new(format!("File not found: {shown}"));
+    // Edits and writes of one workspace run one at a time: a read-modify-write must not
+    // interleave with another.
+    let _mutation = workspace.lock_mutations();
+    let (dir, name) = open_parent(workspace.root(), relative, false).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            not_found()
+        } else {
+            cannot(e)
+        }
+    })?;
+    let meta = match dir.symlink_metadata(&name) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(not_found()),
+        Err(e) => return Err(cannot(e)),
+    };
+    if !meta.is_file() {
+        return Err(ToolError::new(format!(
+            "Cannot edit {shown}: it is {}",
+            cap_kind_name(&meta.file_type())
+        )));
+    }
+    if meta.permissions().readonly() {
+        return Err(ToolError::new(format!(
+            "Cannot edit {shown}: the file is read-only"
+        )));
+    }
+    let mut bytes = Vec::new();
+    dir.open(&name)
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(ToolError::new(format!(
+            "Cannot edit {shown}: the file is not valid UTF-8 text"
+        )));
+    };
+    let (bom, original) = match text.strip_prefix(BOM) {
+        Some(rest) => (BOM, rest),
+        None => ("", text.as_str()),
+    };
+    let norm = Normalized::new(original);
+    let pairs: Vec<(String, String)> = args
+        .edits
+        .iter()
+        .map(|e| (e.old_text.clone(), e.new_text.clone()))
+        .collect();
+    let found = find_all(&norm, &pairs).map_err(|e| ToolError::new(e.message(shown)))?;
+    let new_norm = splice(&norm.text, &found, |f| f.norm, |f| f.new_lf.clone());
+    if new_norm == norm.text {
+        let error = MatchError::NoChange {
+            single: args.edits.len() == 1,
+        };
+        return Err(ToolError::new(error.message(shown)));
+    }
+    let new_original = splice(original, &found, |f| f.original, |f| {
+        match line_ending_at(original, f.original.0) {
+            "\r\n" => f.new_lf.replace('\n', "\r\n"),
+            _ => f.new_lf.clone(),
+        }
+    });
+    if cancel.is_cancelled() {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    let content = format!("{bom}{new_original}");
+    write_atomic(
+        &dir,
+        &name,
+        &mut content.as_bytes(),
+        Some(meta.permissions()),
+    )
+    .map_err(cannot)?;
+    let diffs = diffs(shown, &norm.text, &new_norm);
+    let details = EditDetails {
+        path: workspace.display_relative(&resolved),
+        diff: diffs.display,
+        patch: diffs.patch,
+        first_changed_line: diffs.first_changed_line,
+    };
+    Ok(AgentToolResult::text(format!(
+        "Successfully replaced {} block(s) in {shown}.",
+        args.edits.len()
+    ))
+    .with_details(serde_json::to_value(&details).unwrap_or(Value::Null)))
+}

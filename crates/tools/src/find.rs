@@ -1,0 +1,218 @@
+//! The `find` tool: files and directories whose path matches a glob, in-process with ripgrep's
+//! walker (`ignore`) and `globset`, confined to the workspace.
+
+use std::path::Path;
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::WalkBuilder;
+use oxpi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
+use crate::workspace::Workspace;
+
+/// Default number of results `find` returns.
+pub const DEFAULT_FIND_LIMIT: usize = 1000;
+
+/// Arguments of the `find` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindArgs {
+    /// Glob pattern relative to the search directory, e.g. 'src/**/*.ts'. Without '/', e.g.
+    /// '*.ts', it matches file names at any depth
+    pub pattern: String,
+    /// Directory to search in (default: current directory)
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Maximum number of results (default: 1000)
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+/// What `find` returned, in [`AgentToolResult::details`] (as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindDetails {
+    /// The directory searched, relative to the workspace root.
+    pub path: String,
+    /// Paths shown.
+    pub results: usize,
+    /// The result limit, when more paths matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_limit_reached: Option<usize>,
+    /// Whether the output was cut at the byte limit.
+    pub byte_limit_reached: bool,
+}
+
+/// The `find` tool, bound to a [`Workspace`].
+///
+/// Walks the search directory (default: the root) in name order and lists every file and
+/// directory whose path matches the glob, relative to the search directory, a directory with `/`
+/// after it. A pattern without `/` (`*.rs`) matches names at any depth; one with `/`
+/// (`src/**/*.spec.ts`) matches the path from the search directory; an all-lower-case pattern
+/// ignores case (fd's smart case). Dotfiles are included; `.gitignore` and `.ignore` files
+/// inside the workspace are respected (also those of the directories above the search
+/// directory, up to the root), and `.git` is skipped. Symbolic links are listed, never followed.
+/// At most `limit` results (1,000) and 50 KB, with pi's notices
+/// (`[1000 results limit reached. Use limit=2000 for more, or refine pattern]`); no match gives
+/// `No files found matching pattern`. The walk stops at the first result past the limit.
+#[derive(Debug, Clone)]
+pub struct FindTool {
+    workspace: Workspace,
+}
+
+impl FindTool {
+    /// A `find` tool confined to `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+impl AgentTool for FindTool {
+    type Args = FindArgs;
+
+    fn name(&self) -> &str {
+        "find"
+    }
+
+    fn description(&self) -> &str {
+        "Search for files by glob pattern. Returns matching file paths relative to the search \
+         directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever \
+         is hit first)."
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: FindArgs,
+        cancel: CancellationToken,
+        _on_update: ToolUpdateFn,
+    ) -> Result<AgentToolResult, ToolError> {
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || find(&workspace, &args, &cancel))
+            .await
+            .map_err(|e| ToolError::new(format!("find failed: {e}")))?
+    }
+}
+
+/// The `.gitignore` files of the directories from the root down to `start`'s parent: the walker
+/// reads those of `start` and below itself, and nothing above the root is ever read.
+pub(crate) fn ancestor_ignores(root: &Path, start: &Path) -> Vec<Gitignore> {
+    let Ok(below) = start.strip_prefix(root) else {
+        return Vec::new();
+    };
+    let mut dir = root.to_path_buf();
+    let mut dirs = vec![dir.clone()];
+    for part in below.components() {
+        dir.push(part);
+        dirs.push(dir.clone());
+    }
+    dirs.pop(); // `start` itself
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let file = dir.join(".gitignore");
+            if !file.is_file() {
+                return None;
+            }
+            let mut builder = GitignoreBuilder::new(&dir);
+            builder.add(&file);
+            builder.build().ok()
+        })
+        .collect()
+}
+
+/// A walker of `start` as `find` and `grep` walk: dotfiles included, ignore files inside the
+/// workspace respected, `.git` skipped, links not followed, entries in name order.
+pub(crate) fn walker(workspace: &Workspace, start: &Path) -> WalkBuilder {
+    let ignores = ancestor_ignores(workspace.root(), start);
+    let mut builder = WalkBuilder::new(start);
+    builder
+        .hidden(false)
+        .parents(false)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| {
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !ignores.iter().any(|ignore| {
+                ignore
+                    .matched_path_or_any_parents(entry.path(), is_dir)
+                    .is_ignore()
+            })
+        });
+    builder
+}
+
+fn find(
+    workspace: &Workspace,
+    args: &FindArgs,
+    cancel: &CancellationToken,
+) -> Result<AgentToolResult, ToolError> {
+    let shown = args.path.as_deref().unwrap_or(".");
+    let glob = PathGlob::new(&args.pattern, true)?;
+    let start = resolve_start(workspace, args.path.as_deref())?;
+    if !start.is_dir {
+        return Err(ToolError::new(format!("Not a directory: {shown}")));
+    }
+    let limit = limit(args.limit, DEFAULT_FIND_LIMIT);
+    let mut output = Output::new(workspace.limits().max_bytes);
+    let mut results = 0usize;
+    let mut more = false;
+    let mut aborted = false;
+    // One thread: the entries come in name order, and the walk stops at the limit.
+    let walk = walker(workspace, &start.path).build();
+    for entry in walk {
+        if cancel.is_cancelled() {
+            aborted = true;
+            break;
+        }
+        let Ok(entry) = entry else { continue };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let rel = relative(&start.path, entry.path());
+        if !glob.is_match(&rel) {
+            continue;
+        }
+        if results == limit {
+            more = true;
+            break;
+        }
+        results += 1;
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        let line = if is_dir { format!("{rel}/") } else { rel };
+        output.push(&line);
+    }
+    if aborted {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    if results == 0 {
+        return Ok(AgentToolResult::text("No files found matching pattern"));
+    }
+    let mut notices = Vec::new();
+    let result_limit_reached = more.then_some(limit);
+    if let Some(limit) = result_limit_reached {
+        notices.push(format!(
+            "{limit} results limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        ));
+    }
+    let details = FindDetails {
+        path: workspace.display_relative(&start.path),
+        results: output.lines(),
+        result_limit_reached,
+        byte_limit_reached: output.bytes_reached,
+    };
+    Ok(AgentToolResult::text(output.finish(notices, Vec::new()))
+        .with_details(serde_json::to_value(&details).unwrap_or(serde_json::Value::Null)))
+}
