@@ -80,7 +80,8 @@ impl EditTool {
 
 /// Whether `value` is a `{oldText, newText}` object with both strings.
 fn is_replacement(value: &Value) -> bool {
-    value.get("oldText").is_some_and(Value::is_string) && value.get("newText").is_some_and(Value::is_string)
+    value.get("oldText").is_some_and(Value::is_string)
+        && value.get("newText").is_some_and(Value::is_string)
 }
 
 impl AgentTool for EditTool {
@@ -221,12 +222,15 @@ fn edit_file(
         };
         return Err(ToolError::new(error.message(shown)));
     }
-    let new_original = splice(original, &found, |f| f.original, |f| {
-        match line_ending_at(original, f.original.0) {
+    let new_original = splice(
+        original,
+        &found,
+        |f| f.original,
+        |f| match line_ending_at(original, f.original.0) {
             "\r\n" => f.new_lf.replace('\n', "\r\n"),
             _ => f.new_lf.clone(),
-        }
-    });
+        },
+    );
     if cancel.is_cancelled() {
         return Err(ToolError::new("Operation aborted"));
     }

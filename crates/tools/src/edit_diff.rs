@@ -122,11 +122,12 @@ mod tests {
 
     #[test]
     fn display_diff_as_pi_prints_it() {
-        let old: String = (1..=12).map(|n| format!("line{n}\n")).collect();
+        let old: String = (1..=13).map(|n| format!("line{n}\n")).collect();
         let new = old
             .replace("line2\n", "LINE2\n")
-            .replace("line11\n", "LINE11\nextra\n");
+            .replace("line12\n", "LINE12\nextra\n");
         let diffs = diffs("f.txt", &old, &new);
+        // Nine unchanged lines between the changes: four, `...`, four.
         assert_eq!(
             diffs.display,
             [
@@ -138,19 +139,30 @@ mod tests {
                 "  5 line5",
                 "  6 line6",
                 "    ...",
-                "  7 line7",
                 "  8 line8",
                 "  9 line9",
                 " 10 line10",
-                "-11 line11",
-                "+11 LINE11",
-                "+12 extra",
-                " 12 line12",
+                " 11 line11",
+                "-12 line12",
+                "+12 LINE12",
+                "+13 extra",
+                " 13 line13",
             ]
             .join("\n")
         );
         assert_eq!(diffs.first_changed_line, 2);
-        assert!(diffs.patch.starts_with("--- f.txt\n+++ f.txt\n@@ -1,"), "{}", diffs.patch);
+        assert!(
+            diffs.patch.starts_with("--- f.txt\n+++ f.txt\n@@ -1,"),
+            "{}",
+            diffs.patch
+        );
+        // Eight are shown whole.
+        let new = old
+            .replace("line11\n", "LINE11\n")
+            .replace("line2\n", "LINE2\n");
+        let display = super::diffs("f.txt", &old, &new).display;
+        assert!(!display.contains("..."), "{display}");
+        assert!(display.contains("  6 line6\n  7 line7\n"), "{display}");
     }
 
     #[test]

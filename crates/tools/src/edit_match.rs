@@ -66,19 +66,8 @@ pub(crate) fn to_lf(text: &str) -> String {
 fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\u{b}'
-            | '\u{c}'
-            | '\r'
-            | ' '
-            | '\u{a0}'
-            | '\u{feff}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
+        '\t' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{feff}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
     )
 }
 
@@ -137,11 +126,26 @@ impl Folded {
 /// Why the edits cannot be applied; `Display` is pi's text (the path as given).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum MatchError {
-    Empty { edit: usize, single: bool },
-    NotFound { edit: usize, single: bool },
-    Several { edit: usize, single: bool, count: usize },
-    Overlap { first: usize, second: usize },
-    NoChange { single: bool },
+    Empty {
+        edit: usize,
+        single: bool,
+    },
+    NotFound {
+        edit: usize,
+        single: bool,
+    },
+    Several {
+        edit: usize,
+        single: bool,
+        count: usize,
+    },
+    Overlap {
+        first: usize,
+        second: usize,
+    },
+    NoChange {
+        single: bool,
+    },
 }
 
 impl MatchError {
@@ -190,12 +194,21 @@ pub(crate) fn find_all(
         if old.is_empty() {
             return Err(MatchError::Empty { edit, single });
         }
-        let exact: Vec<usize> = norm.text.match_indices(&old).map(|(at, _)| at).take(2).collect();
+        let exact: Vec<usize> = norm
+            .text
+            .match_indices(&old)
+            .map(|(at, _)| at)
+            .take(2)
+            .collect();
         let range = match exact.as_slice() {
             [at] => (*at, at + old.len()),
             [_, _, ..] => {
                 let count = norm.text.match_indices(&old).count();
-                return Err(MatchError::Several { edit, single, count });
+                return Err(MatchError::Several {
+                    edit,
+                    single,
+                    count,
+                });
             }
             [] => {
                 let haystack = folded.get_or_insert_with(|| Folded::new(&norm.text));
@@ -265,7 +278,10 @@ pub(crate) fn splice(
 /// in (or, on a last line without one, the line before), `\n` when there is none.
 pub(crate) fn line_ending_at(original: &str, start: usize) -> &'static str {
     let bytes = original.as_bytes();
-    let next = bytes[start..].iter().position(|&b| b == b'\n').map(|p| start + p);
+    let next = bytes[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|p| start + p);
     let newline = next.or_else(|| bytes[..start].iter().rposition(|&b| b == b'\n'));
     match newline {
         Some(at) if at > 0 && bytes[at - 1] == b'\r' => "\r\n",
@@ -305,11 +321,8 @@ mod tests {
     #[test]
     fn errors_in_pi_words() {
         let norm = Normalized::new("one\ntwo\ntwo\n");
-        let err = |pairs: &[(&str, &str)]| {
-            find_all(&norm, &edits(pairs))
-                .unwrap_err()
-                .message("f.txt")
-        };
+        let err =
+            |pairs: &[(&str, &str)]| find_all(&norm, &edits(pairs)).unwrap_err().message("f.txt");
         assert_eq!(err(&[("", "x")]), "oldText must not be empty in f.txt.");
         assert_eq!(
             err(&[("one", "1"), ("", "x")]),
@@ -343,7 +356,10 @@ mod tests {
         let found = find_all(&norm, &edits(&[("let s = \"a\";\nnext", "X")])).unwrap();
         assert_eq!(found.len(), 1);
         let (start, end) = found[0].original;
-        assert_eq!(&"let s = “a”;  \r\nnext\r\n"[start..end], "let s = “a”;  \r\nnext");
+        assert_eq!(
+            &"let s = “a”;  \r\nnext\r\n"[start..end],
+            "let s = “a”;  \r\nnext"
+        );
     }
 
     #[test]

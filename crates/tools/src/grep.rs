@@ -313,7 +313,14 @@ fn grep(
                 }
             }
             search.display = rel;
-            if search_file(workspace, &mut searcher, &matcher, entry.path(), &mut search, &mut output)? {
+            if search_file(
+                workspace,
+                &mut searcher,
+                &matcher,
+                entry.path(),
+                &mut search,
+                &mut output,
+            )? {
                 files += 1;
             }
             if search.more {
@@ -326,7 +333,14 @@ fn grep(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if search_file(workspace, &mut searcher, &matcher, &start.path, &mut search, &mut output)? {
+        if search_file(
+            workspace,
+            &mut searcher,
+            &matcher,
+            &start.path,
+            &mut search,
+            &mut output,
+        )? {
             files += 1;
         }
     }

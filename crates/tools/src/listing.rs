@@ -58,7 +58,10 @@ impl Output {
     /// the byte limit's own notice if it was reached, then `after` (pi's order).
     pub(crate) fn finish(self, mut notices: Vec<String>, after: Vec<String>) -> String {
         if self.bytes_reached {
-            notices.push(format!("{} limit reached", format_size(self.max_bytes as u64)));
+            notices.push(format!(
+                "{} limit reached",
+                format_size(self.max_bytes as u64)
+            ));
         }
         notices.extend(after);
         let mut text = self.text;

@@ -113,7 +113,10 @@ fn list(
     }
     let cannot = |e: std::io::Error| ToolError::new(format!("Cannot read directory {shown}: {e}"));
     let root = Dir::open_ambient_dir(workspace.root(), ambient_authority()).map_err(cannot)?;
-    let relative = start.path.strip_prefix(workspace.root()).unwrap_or(&start.path);
+    let relative = start
+        .path
+        .strip_prefix(workspace.root())
+        .unwrap_or(&start.path);
     let dir = if relative.as_os_str().is_empty() {
         root
     } else {
@@ -141,7 +144,8 @@ fn list(
         let file_type = entry.file_type().map_err(cannot)?;
         // A link counts as a directory when it leads to one inside the workspace.
         let is_dir = file_type.is_dir()
-            || (file_type.is_symlink() && dir.metadata(entry.file_name()).is_ok_and(|m| m.is_dir()));
+            || (file_type.is_symlink()
+                && dir.metadata(entry.file_name()).is_ok_and(|m| m.is_dir()));
         kept.push(Entry {
             key: name.to_lowercase(),
             name,

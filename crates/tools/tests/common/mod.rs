@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use oxpi_agent_core::{AgentToolHandle, AgentToolResult, ToolUpdateFn};
 use oxpi_ai::UserContent;
-use oxpi_tools::{read_tool, write_tool, Workspace};
+use oxpi_tools::{edit_tool, find_tool, grep_tool, ls_tool, read_tool, write_tool, Workspace};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -115,6 +115,22 @@ pub async fn read(ws: &Workspace, args: Value) -> Result<AgentToolResult, String
 
 pub async fn write(ws: &Workspace, args: Value) -> Result<AgentToolResult, String> {
     call(&write_tool(ws.clone()).unwrap(), args).await
+}
+
+pub async fn edit(ws: &Workspace, args: Value) -> Result<AgentToolResult, String> {
+    call(&edit_tool(ws.clone()).unwrap(), args).await
+}
+
+pub async fn ls(ws: &Workspace, args: Value) -> Result<AgentToolResult, String> {
+    call(&ls_tool(ws.clone()).unwrap(), args).await
+}
+
+pub async fn find(ws: &Workspace, args: Value) -> Result<AgentToolResult, String> {
+    call(&find_tool(ws.clone()).unwrap(), args).await
+}
+
+pub async fn grep(ws: &Workspace, args: Value) -> Result<AgentToolResult, String> {
+    call(&grep_tool(ws.clone()).unwrap(), args).await
 }
 
 /// The single text block of a result.
