@@ -142,10 +142,16 @@ fn list(
             kept.pop();
         }
         let file_type = entry.file_type().map_err(cannot)?;
-        // A link counts as a directory when it leads to one inside the workspace.
+        // A link counts as a directory when it leads to one inside the workspace (resolved by
+        // the workspace's rules, which also follow absolute links that stay inside).
         let is_dir = file_type.is_dir()
             || (file_type.is_symlink()
-                && dir.metadata(entry.file_name()).is_ok_and(|m| m.is_dir()));
+                && start
+                    .path
+                    .join(entry.file_name())
+                    .to_str()
+                    .and_then(|link| workspace.resolve(link).ok())
+                    .is_some_and(|target| target.is_dir()));
         kept.push(Entry {
             key: name.to_lowercase(),
             name,

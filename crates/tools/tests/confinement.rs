@@ -1,4 +1,4 @@
-//! Escape attempts: each is refused by both tools with a message naming the path, and nothing
+//! Escape attempts: each is refused by every tool with a message naming the path, and nothing
 //! outside the root is read or written.
 
 // A test crate: helpers outside #[test] functions may unwrap too (clippy.toml allows it in tests).
@@ -8,7 +8,7 @@ mod common;
 
 use std::fs;
 
-use common::{read, text, write, Fixture, SECRET};
+use common::{edit, find, grep, ls, read, text, write, Fixture, SECRET};
 use oxpi_tools::PathError;
 use serde_json::json;
 
@@ -45,7 +45,7 @@ fn expand(path: &str, fx: &Fixture) -> String {
 }
 
 #[tokio::test]
-async fn every_escape_is_refused_by_read_and_write() {
+async fn every_escape_is_refused_by_every_tool() {
     let fx = Fixture::new();
     let before = fx.outside_snapshot();
     for template in ESCAPES {
@@ -58,7 +58,16 @@ async fn every_escape_is_refused_by_read_and_write() {
         let got = read(&fx.ws, json!({ "path": path })).await;
         assert_eq!(got, Err(expected.clone()), "read {path}");
         let got = write(&fx.ws, json!({ "path": path, "content": "pwned" })).await;
-        assert_eq!(got, Err(expected), "write {path}");
+        assert_eq!(got, Err(expected.clone()), "write {path}");
+        let replace = json!([{"oldText": "TOP SECRET", "newText": "pwned"}]);
+        let got = edit(&fx.ws, json!({ "path": path, "edits": replace })).await;
+        assert_eq!(got, Err(expected.clone()), "edit {path}");
+        let got = ls(&fx.ws, json!({ "path": path })).await;
+        assert_eq!(got, Err(expected.clone()), "ls {path}");
+        let got = find(&fx.ws, json!({ "pattern": "*", "path": path })).await;
+        assert_eq!(got, Err(expected.clone()), "find {path}");
+        let got = grep(&fx.ws, json!({ "pattern": "SECRET", "path": path })).await;
+        assert_eq!(got, Err(expected), "grep {path}");
     }
     assert_eq!(fx.outside_snapshot(), before);
 }

@@ -1,5 +1,5 @@
-//! Property tests: resolved paths never leave the root, and reading in windows follows the limits
-//! and the offset/limit arithmetic exactly.
+//! Property tests: resolved paths never leave the root, reading in windows follows the limits
+//! and the offset/limit arithmetic exactly, and edits followed by their inverse restore a file.
 
 // A test crate: helpers outside #[test] functions may unwrap too (clippy.toml allows it in tests).
 #![allow(clippy::unwrap_used)]
@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::fs;
 use std::path::Path;
 
-use common::{read, Fixture};
+use common::{edit, read, Fixture};
 use oxpi_agent_core::AgentToolResult;
 use oxpi_tools::{Limits, ReadDetails};
 use proptest::prelude::*;
@@ -226,5 +226,72 @@ proptest! {
             }
         }
         prop_assert_eq!(rebuilt, content);
+    }
+}
+
+/// A file of distinct lines (`<i>` starts line i, so no line's text is inside another's) with
+/// typographic characters and tabs, either line ending, with or without a BOM and a final break.
+fn edit_file() -> impl Strategy<Value = (Vec<String>, bool, bool, bool)> {
+    (
+        prop::collection::vec("[a-z “”–\t]{0,12}", 1..20),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(rests, crlf, bom, end)| {
+            let lines = rests
+                .into_iter()
+                .enumerate()
+                .map(|(i, rest)| format!("<{i}>{rest}"))
+                .collect();
+            (lines, crlf, bom, end)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Replacing some lines, then replacing the replacements back, gives the file back byte for
+    /// byte (line endings, BOM and all).
+    #[test]
+    fn edits_then_their_inverse_restore_the_file(
+        (lines, crlf, bom, end) in edit_file(),
+        picks in prop::collection::btree_set(0usize..20, 1..4),
+        news in prop::collection::vec("[a-z \n]{0,10}", 4),
+    ) {
+        let fx = Fixture::new();
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let mut original = if bom { "\u{feff}".to_string() } else { String::new() };
+        original.push_str(&lines.join(eol));
+        if end {
+            original.push_str(eol);
+        }
+        fs::write(fx.root.join("f.txt"), &original).unwrap();
+        let picks: Vec<usize> = picks.into_iter().filter(|&i| i < lines.len()).collect();
+        prop_assume!(!picks.is_empty());
+        // `@` is in no line, so each replacement is unique too.
+        let replaced: Vec<String> = picks
+            .iter()
+            .zip(&news)
+            .map(|(i, new)| format!("@{i}@{new}"))
+            .collect();
+        let forward: Vec<_> = picks
+            .iter()
+            .zip(&replaced)
+            .map(|(&i, new)| json!({"oldText": lines[i], "newText": new}))
+            .collect();
+        let back: Vec<_> = picks
+            .iter()
+            .zip(&replaced)
+            .rev()
+            .map(|(&i, new)| json!({"oldText": new, "newText": lines[i]}))
+            .collect();
+        let rt = runtime();
+        rt.block_on(edit(&fx.ws, json!({"path": "f.txt", "edits": forward}))).unwrap();
+        let changed = fs::read_to_string(fx.root.join("f.txt")).unwrap();
+        prop_assert_ne!(&changed, &original);
+        prop_assert_eq!(changed.starts_with('\u{feff}'), bom);
+        rt.block_on(edit(&fx.ws, json!({"path": "f.txt", "edits": back}))).unwrap();
+        prop_assert_eq!(fs::read_to_string(fx.root.join("f.txt")).unwrap(), original);
     }
 }
