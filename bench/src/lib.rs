@@ -15,6 +15,7 @@ pub mod measure;
 pub mod payload;
 pub mod replay;
 pub mod server;
+pub mod tree;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -6,6 +6,8 @@
 //!                   [--partial-every BYTES] [--warmup N]
 //! oxpi-bench agent-loop [--turns 500]
 //! oxpi-bench read --file PATH
+//! oxpi-bench grep|find --root DIR --args JSON
+//! oxpi-bench tree --root DIR [--files N] [--bytes N]
 //! ```
 //!
 //! Every measuring command also takes `--runtime current` (a current-thread Tokio runtime
@@ -36,12 +38,22 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-const USAGE: &str = "usage: oxpi-bench serve|stream|agent-loop|read [options] (see the source)";
+const USAGE: &str =
+    "usage: oxpi-bench serve|stream|agent-loop|read|grep|find|tree [options] (see the source)";
 
 fn main() -> ExitCode {
     let mut argv = std::env::args().skip(1);
     let command = argv.next().unwrap_or_default();
     let args = Args::new(argv.collect());
+    if command == "tree" {
+        return match make_tree(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("oxpi-bench tree: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if command == "serve" {
         return match serve(&args) {
             Ok(()) => ExitCode::SUCCESS,
@@ -65,6 +77,8 @@ fn main() -> ExitCode {
             "stream" => stream(&args).await,
             "agent-loop" => agent_loop(&args).await,
             "read" => read(&args).await,
+            "grep" => search(&args, "grep").await,
+            "find" => search(&args, "find").await,
             _ => Err(USAGE.to_string()),
         }
     });
@@ -363,4 +377,48 @@ async fn read(args: &Args) -> Result<Report, String> {
         .with("bytes_read", text.bytes_read)
         .with("lines", text.lines)
         .with("file_bytes", file_bytes))
+}
+
+/// Runs one of oxpi's tools (`grep` or `find`) on `--root` with JSON `--args`, once, and reports
+/// the time and how many lines it returned.
+async fn search(args: &Args, tool: &str) -> Result<Report, String> {
+    let root = args.need("--root")?;
+    let call: serde_json::Value =
+        serde_json::from_str(args.need("--args")?).map_err(|e| format!("--args: {e}"))?;
+    let serde_json::Value::Object(call) = call else {
+        return Err("--args must be a JSON object".into());
+    };
+    let workspace = oxpi_tools::Workspace::new(root).map_err(|e| e.to_string())?;
+    let handle = match tool {
+        "grep" => oxpi_tools::grep_tool(workspace),
+        _ => oxpi_tools::find_tool(workspace),
+    }
+    .map_err(|e| e.to_string())?;
+    let span = Span::start();
+    let result = handle
+        .execute("search-1", call, CancellationToken::new(), Arc::new(|_| {}))
+        .await;
+    let figures = span.finish();
+    let result = result.map_err(|e| format!("{tool} failed: {e}"))?;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .unwrap_or_default()
+        .to_string();
+    let lines = text.split("\n\n[").next().unwrap_or("").lines().count();
+    Ok(Report::ok(figures).with("lines", lines))
+}
+
+/// Writes the search tree (see `oxpi_bench::tree`) and prints its figures as JSON.
+fn make_tree(args: &Args) -> Result<(), String> {
+    let root = std::path::Path::new(args.need("--root")?);
+    let files = args.num("--files", 20_000)?;
+    let bytes = args.num("--bytes", 200 << 20)? as u64;
+    let stats = oxpi_bench::tree::generate(root, files, bytes).map_err(|e| e.to_string())?;
+    println!(
+        "{}",
+        json!({"files": stats.files, "bytes": stats.bytes, "rs_files": stats.rs_files})
+    );
+    Ok(())
 }

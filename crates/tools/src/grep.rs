@@ -1,10 +1,15 @@
 //! The `grep` tool: lines matching a pattern, in-process with ripgrep's crates (`grep-regex`,
 //! `grep-searcher`, `ignore`), confined to the workspace.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
@@ -15,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::find::walker;
-use crate::fsutil::{open_read_nofollow, opened_path};
 use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
 use crate::workspace::Workspace;
 
@@ -73,8 +77,8 @@ pub struct GrepDetails {
 
 /// The `grep` tool, bound to a [`Workspace`].
 ///
-/// Searches the regular files under the search directory (default: the root; or one file) in
-/// name order, and prints each matching line as `path:12: text` and each context line as
+/// Searches the regular files under the search directory (default: the root; or one file) on
+/// several threads, and reports them in name order, and prints each matching line as `path:12: text` and each context line as
 /// `path-13- text`, the path relative to the search directory (the file's name when one file is
 /// searched). The pattern is a regular expression (Rust's `regex` syntax, as ripgrep's) unless
 /// `literal`; case matters unless `ignoreCase`. `glob` keeps only the files it matches (pi's rules,
@@ -138,71 +142,184 @@ impl Read for CancelRead<'_> {
     }
 }
 
-/// The state of one search across files.
-struct Search<'a> {
-    limit: usize,
-    /// Matching lines so far, all files.
+/// What a line one file's search found is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Match,
+    Before,
+    After,
+}
+
+/// A line one file's search found, formatted for the output.
+#[derive(Debug)]
+struct Found {
+    kind: Kind,
+    line: String,
+    /// It was cut at [`GREP_MAX_LINE_CHARS`].
+    truncated: bool,
+}
+
+/// What the search of one file found; nothing when it is binary or could not be read.
+#[derive(Debug, Default)]
+struct FileResult {
+    lines: Vec<Found>,
+}
+
+/// Collects one file's lines, at most `cap` matches.
+struct FileSink<'a> {
+    display: &'a str,
+    cap: usize,
     matches: usize,
-    /// A match past the limit was seen.
-    more: bool,
-    lines_truncated: bool,
-    /// The current file: its name as shown, and its lines so far (dropped if it turns out to be
-    /// binary).
-    display: String,
-    lines: Vec<String>,
+    result: FileResult,
     binary: bool,
     cancel: &'a CancellationToken,
 }
 
-impl Search<'_> {
-    fn line(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) {
+impl FileSink<'_> {
+    fn push(&mut self, kind: Kind, number: Option<u64>, bytes: &[u8]) {
+        let separator = if kind == Kind::Match { ':' } else { '-' };
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         let text = String::from_utf8_lossy(bytes);
         let number = number.unwrap_or(0);
-        let line = match text.char_indices().nth(GREP_MAX_LINE_CHARS) {
-            Some((cut, _)) => {
-                self.lines_truncated = true;
+        let (line, truncated) = match text.char_indices().nth(GREP_MAX_LINE_CHARS) {
+            Some((cut, _)) => (
                 format!(
                     "{}{separator}{number}{separator} {}... [truncated]",
                     self.display,
                     &text[..cut]
-                )
-            }
-            None => format!("{}{separator}{number}{separator} {text}", self.display),
+                ),
+                true,
+            ),
+            None => (
+                format!("{}{separator}{number}{separator} {text}", self.display),
+                false,
+            ),
         };
-        self.lines.push(line);
+        self.result.lines.push(Found {
+            kind,
+            line,
+            truncated,
+        });
     }
 }
 
-impl Sink for Search<'_> {
+impl Sink for FileSink<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, found: &SinkMatch<'_>) -> io::Result<bool> {
         if self.cancel.is_cancelled() {
             return Err(io::Error::other("Operation aborted"));
         }
-        if self.matches >= self.limit {
-            self.more = true;
+        if self.matches >= self.cap {
             return Ok(false);
         }
         self.matches += 1;
-        self.line(':', found.line_number(), found.bytes());
+        self.push(Kind::Match, found.line_number(), found.bytes());
         Ok(true)
     }
 
     fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> io::Result<bool> {
-        // Past the limit, only the last match's trailing context is shown.
-        if self.matches >= self.limit && *context.kind() != SinkContextKind::After {
-            return Ok(true);
-        }
-        self.line('-', context.line_number(), context.bytes());
+        let kind = match context.kind() {
+            SinkContextKind::Before => Kind::Before,
+            SinkContextKind::After => Kind::After,
+            SinkContextKind::Other => return Ok(true),
+        };
+        self.push(kind, context.line_number(), context.bytes());
         Ok(true)
     }
 
     fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> io::Result<bool> {
         self.binary = true;
         Ok(false)
+    }
+}
+
+/// Searches one file: `None` when it is not a regular file inside the root, cannot be read, or
+/// is binary. The file is opened beneath the root's handle (`openat2(RESOLVE_BENEATH)` where the
+/// kernel has it), so a directory swapped for a link since the walk cannot lead outside, and
+/// without blocking, so a FIFO swapped in is seen by `fstat` and never read.
+fn search_file(
+    root: &Root,
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    display: &str,
+    cap: usize,
+    cancel: &CancellationToken,
+) -> Option<FileResult> {
+    let relative = path.strip_prefix(&root.path).ok()?;
+    let file = root.dir.open_with(relative, &root.options).ok()?.into_std();
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut sink = FileSink {
+        display,
+        cap,
+        matches: 0,
+        result: FileResult::default(),
+        binary: false,
+        cancel,
+    };
+    let searched = searcher.search_reader(matcher, CancelRead { file, cancel }, &mut sink);
+    (searched.is_ok() && !sink.binary).then_some(sink.result)
+}
+
+/// The workspace root, opened once per search, and how files are opened beneath it.
+struct Root {
+    path: PathBuf,
+    dir: Dir,
+    options: OpenOptions,
+}
+
+impl Root {
+    fn open(workspace: &Workspace) -> Result<Self, ToolError> {
+        let dir = Dir::open_ambient_dir(workspace.root(), ambient_authority())
+            .map_err(|e| ToolError::new(format!("Cannot open the workspace: {e}")))?;
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        Ok(Self {
+            path: workspace.root().to_path_buf(),
+            dir,
+            options,
+        })
+    }
+}
+
+/// The lines of the files, taken in order, up to the limit.
+struct Collect {
+    limit: usize,
+    matches: usize,
+    /// A match past the limit exists: the search can stop.
+    more: bool,
+    truncated: bool,
+    files: usize,
+    output: Output,
+}
+
+impl Collect {
+    fn take(&mut self, result: Option<FileResult>) {
+        let Some(result) = result else { return };
+        self.files += 1;
+        for found in result.lines {
+            if self.matches >= self.limit && found.kind != Kind::After {
+                // Past the limit, only the last match's trailing context is shown; a match, or
+                // the leading context of one, means there are more.
+                self.more = true;
+                return;
+            }
+            if found.kind == Kind::Match {
+                self.matches += 1;
+            }
+            if self.output.push(&found.line) {
+                self.truncated |= found.truncated;
+            }
+        }
     }
 }
 
@@ -215,51 +332,8 @@ fn matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
         .map_err(|e| ToolError::new(e.to_string()))
 }
 
-/// Searches one file into `search`; the lines it found go to `output` unless it was binary.
-fn search_file(
-    workspace: &Workspace,
-    searcher: &mut Searcher,
-    matcher: &RegexMatcher,
-    path: &Path,
-    search: &mut Search<'_>,
-    output: &mut Output,
-) -> Result<bool, ToolError> {
-    // Opened without following a link or blocking on a FIFO swapped in since the walk, and only
-    // read if the kernel says it is a regular file inside the root.
-    let Ok(file) = open_read_nofollow(path) else {
-        return Ok(false);
-    };
-    if !file.metadata().is_ok_and(|m| m.is_file())
-        || opened_path(&file).is_some_and(|real| !real.starts_with(workspace.root()))
-    {
-        return Ok(false);
-    }
-    search.lines.clear();
-    search.binary = false;
-    let matches_before = search.matches;
-    let result = searcher.search_reader(
-        matcher,
-        CancelRead {
-            file,
-            cancel: search.cancel,
-        },
-        &mut *search,
-    );
-    if search.cancel.is_cancelled() {
-        return Err(ToolError::new("Operation aborted"));
-    }
-    if result.is_err() || search.binary {
-        // An unreadable or binary file shows nothing and counts no match.
-        search.matches = matches_before;
-        search.more = search.more && !search.binary;
-        search.lines.clear();
-        return Ok(true);
-    }
-    for line in search.lines.drain(..) {
-        output.push(&line);
-    }
-    Ok(true)
-}
+/// Most threads that search files at once.
+const MAX_WORKERS: usize = 8;
 
 fn grep(
     workspace: &Workspace,
@@ -279,76 +353,57 @@ fn grep(
     };
     let start = resolve_start(workspace, args.path.as_deref())?;
     let context = usize::try_from(args.context.unwrap_or(0)).unwrap_or(usize::MAX);
-    let mut searcher = SearcherBuilder::new()
+    let searcher = SearcherBuilder::new()
         .line_number(true)
         .before_context(context)
         .after_context(context)
         .binary_detection(BinaryDetection::quit(b'\0'))
-        .build();
-    let mut search = Search {
-        limit: limit(args.limit, DEFAULT_GREP_LIMIT),
+        .clone();
+    let limit = limit(args.limit, DEFAULT_GREP_LIMIT);
+    let mut collect = Collect {
+        limit,
         matches: 0,
         more: false,
-        lines_truncated: false,
-        display: String::new(),
-        lines: Vec::new(),
-        binary: false,
-        cancel,
+        truncated: false,
+        files: 0,
+        output: Output::new(workspace.limits().max_bytes),
     };
-    let mut output = Output::new(workspace.limits().max_bytes);
-    let mut files = 0usize;
+    // No file needs more than one match past the limit.
+    let cap = limit.saturating_add(1);
+    let root = Root::open(workspace)?;
     if start.is_dir {
-        for entry in walker(workspace, &start.path).build() {
-            if cancel.is_cancelled() {
-                return Err(ToolError::new("Operation aborted"));
-            }
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let rel = relative(&start.path, entry.path());
-            if let Some((negated, glob)) = &glob {
-                if glob.is_match(&rel) == *negated {
-                    continue;
-                }
-            }
-            search.display = rel;
-            if search_file(
-                workspace,
-                &mut searcher,
-                &matcher,
-                entry.path(),
-                &mut search,
-                &mut output,
-            )? {
-                files += 1;
-            }
-            if search.more {
-                break;
-            }
-        }
+        let files = Files {
+            workspace,
+            root: &root,
+            start: &start.path,
+            glob: glob.as_ref(),
+        };
+        search_tree(&files, &searcher, &matcher, cap, cancel, &mut collect);
     } else {
-        search.display = start
+        let display = start
             .path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if search_file(
-            workspace,
-            &mut searcher,
+        let result = search_file(
+            &root,
+            &mut searcher.build(),
             &matcher,
             &start.path,
-            &mut search,
-            &mut output,
-        )? {
-            files += 1;
-        }
+            &display,
+            cap,
+            cancel,
+        );
+        collect.take(result);
     }
-    if search.matches == 0 {
+    if cancel.is_cancelled() {
+        return Err(ToolError::new("Operation aborted"));
+    }
+    if collect.matches == 0 {
         return Ok(AgentToolResult::text("No matches found"));
     }
     let mut notices = Vec::new();
-    let match_limit_reached = search.more.then_some(search.limit);
+    let match_limit_reached = collect.more.then_some(limit);
     if let Some(limit) = match_limit_reached {
         notices.push(format!(
             "{limit} matches limit reached. Use limit={} for more, or refine pattern",
@@ -357,20 +412,135 @@ fn grep(
     }
     let details = GrepDetails {
         path: workspace.display_relative(&start.path),
-        matches: search.matches,
-        files_searched: files,
+        matches: collect.matches,
+        files_searched: collect.files,
         match_limit_reached,
-        byte_limit_reached: output.bytes_reached,
-        lines_truncated: search.lines_truncated,
+        byte_limit_reached: collect.output.bytes_reached,
+        lines_truncated: collect.truncated,
     };
-    let after = if search.lines_truncated {
+    let after = if collect.truncated {
         vec![format!(
             "Some lines truncated to {GREP_MAX_LINE_CHARS} chars. Use read tool to see full lines"
         )]
     } else {
         Vec::new()
     };
-    let text = output.finish(notices, after);
+    let text = collect.output.finish(notices, after);
     Ok(AgentToolResult::text(text)
         .with_details(serde_json::to_value(&details).unwrap_or(serde_json::Value::Null)))
+}
+
+/// The files of a directory search: the walk and the glob.
+struct Files<'a> {
+    workspace: &'a Workspace,
+    root: &'a Root,
+    start: &'a Path,
+    glob: Option<&'a (bool, PathGlob)>,
+}
+
+/// Files per job handed to a search thread: enough that handing over costs little next to the
+/// searching, few enough that a search stopped at its limit wastes little.
+const BATCH: usize = 128;
+
+/// Searches the files under `files.start` on several threads and hands the results to `collect`
+/// in walk order, so the output is the same as a search file by file. The walk runs on its own
+/// thread and hands out batches of [`BATCH`] files; results that arrive early wait in a window
+/// bounded by the channels, and everything stops once `collect` has seen a match past the limit
+/// (or the search is cancelled).
+fn search_tree(
+    files: &Files<'_>,
+    searcher: &SearcherBuilder,
+    matcher: &RegexMatcher,
+    cap: usize,
+    cancel: &CancellationToken,
+    collect: &mut Collect,
+) {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_WORKERS);
+    let stop = AtomicBool::new(false);
+    let stopped = || stop.load(Ordering::Relaxed) || cancel.is_cancelled();
+    type Batch = Vec<(PathBuf, String)>;
+    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Batch)>(workers * 2);
+    let job_rx = Mutex::new(job_rx);
+    let (result_tx, result_rx) =
+        mpsc::sync_channel::<(usize, Vec<Option<FileResult>>)>(workers * 2);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let job_tx = job_tx;
+            let mut index = 0;
+            let mut batch = Vec::with_capacity(BATCH);
+            for entry in walker(files.workspace, files.start).build() {
+                if stopped() {
+                    return;
+                }
+                let Ok(entry) = entry else { continue };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let rel = relative(files.start, entry.path());
+                if let Some((negated, glob)) = files.glob {
+                    if glob.is_match(&rel) == *negated {
+                        continue;
+                    }
+                }
+                batch.push((entry.into_path(), rel));
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if job_tx.send((index, full)).is_err() {
+                        return;
+                    }
+                    index += 1;
+                }
+            }
+            if !batch.is_empty() {
+                let _ = job_tx.send((index, batch));
+            }
+        });
+        for _ in 0..workers {
+            let result_tx = result_tx.clone();
+            let (job_rx, stopped) = (&job_rx, &stopped);
+            scope.spawn(move || {
+                let mut searcher = searcher.build();
+                let root = files.root;
+                loop {
+                    let job = job_rx
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .recv();
+                    let Ok((index, batch)) = job else { break };
+                    let results = batch
+                        .iter()
+                        .map(|(path, display)| {
+                            if stopped() {
+                                return None;
+                            }
+                            search_file(root, &mut searcher, matcher, path, display, cap, cancel)
+                        })
+                        .collect();
+                    if result_tx.send((index, results)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(result_tx);
+        let mut waiting: BTreeMap<usize, Vec<Option<FileResult>>> = BTreeMap::new();
+        let mut next = 0;
+        'collect: for (index, results) in &result_rx {
+            waiting.insert(index, results);
+            while let Some(results) = waiting.remove(&next) {
+                next += 1;
+                for result in results {
+                    collect.take(result);
+                    if collect.more || cancel.is_cancelled() {
+                        break 'collect;
+                    }
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        // Let the workers finish what they hold (they search nothing more now).
+        for _ in &result_rx {}
+    });
 }

@@ -292,3 +292,59 @@ async fn walks_never_read_a_fifo_or_follow_a_link_out() {
     assert_eq!(find_secret, "link_secret");
     assert_eq!(find_pipe, "pipe");
 }
+
+#[tokio::test]
+async fn grep_over_many_files_is_in_name_order_and_stops_at_the_limit() {
+    let names: Vec<String> = (0..700)
+        .map(|i| format!("d{}/f{i:03}.txt", i % 7))
+        .collect();
+    let entries: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x hit y\n")).collect();
+    let t = Tree::new(&entries);
+    let mut sorted = names.clone();
+    sorted.sort();
+    let expected: Vec<String> = sorted.iter().map(|n| format!("{n}:1: x hit y")).collect();
+    // Every file, in walk (name) order, whatever thread searched it.
+    let all = out(grep(&t.ws, json!({"pattern": "hit", "limit": 1000})).await).await;
+    assert_eq!(all, expected.join("\n"));
+    // Cut at 250, across the batches the threads take.
+    let cut = out(grep(&t.ws, json!({"pattern": "hit", "limit": 250})).await).await;
+    assert_eq!(
+        cut,
+        format!(
+            "{}\n\n[250 matches limit reached. Use limit=500 for more, or refine pattern]",
+            expected[..250].join("\n")
+        )
+    );
+}
+
+#[tokio::test]
+async fn cancelled_walks_stop_with_operation_aborted() {
+    let t = Tree::new(&[("a.txt", "hit\n"), ("b/c.txt", "hit\n")]);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    for (tool, args) in [
+        (
+            oxpi_tools::grep_tool(t.ws.clone()).unwrap(),
+            json!({"pattern": "hit"}),
+        ),
+        (
+            oxpi_tools::find_tool(t.ws.clone()).unwrap(),
+            json!({"pattern": "*"}),
+        ),
+        (oxpi_tools::ls_tool(t.ws.clone()).unwrap(), json!({})),
+    ] {
+        let serde_json::Value::Object(args) = args else {
+            unreachable!()
+        };
+        let got = tool
+            .execute("c", args, cancel.clone(), common::noop())
+            .await
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            got.map(|_| ()),
+            Err("Operation aborted".to_string()),
+            "{}",
+            tool.name()
+        );
+    }
+}
