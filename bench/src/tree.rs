@@ -54,7 +54,9 @@ pub struct TreeStats {
 /// Writes `files` files of about `bytes / files` bytes each under `root` (created if needed).
 /// One file in 50 goes to an ignored `target/` directory.
 pub fn generate(root: &Path, files: usize, bytes: u64) -> io::Result<TreeStats> {
-    std::fs::create_dir_all(root)?;
+    // An empty `.git` makes `rg` and `fd` treat the tree as a repository, so they apply its
+    // `.gitignore` as oxpi does.
+    std::fs::create_dir_all(root.join(".git"))?;
     std::fs::write(root.join(".gitignore"), "target/\n*.log\n")?;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let per_file = (bytes / files.max(1) as u64).max(64) as usize;

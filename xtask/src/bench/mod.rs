@@ -10,6 +10,7 @@
 
 pub(crate) mod env;
 mod report;
+mod search;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -103,6 +104,12 @@ pub(crate) enum Workload {
     AgentLoop { turns: usize },
     /// The read tool on a file of `bytes`.
     Read { bytes: u64 },
+    /// A `grep` or `find` on the generated tree of `files` files and about `bytes` bytes.
+    Search {
+        search: search::Search,
+        files: usize,
+        bytes: u64,
+    },
 }
 
 impl Workload {
@@ -125,6 +132,11 @@ impl Workload {
             Workload::Read { bytes } => {
                 format!("read 2,000 lines of {}", report::size_text(*bytes))
             }
+            Workload::Search {
+                search,
+                files,
+                bytes,
+            } => search.label(*files, *bytes),
         }
     }
 }
@@ -144,6 +156,10 @@ pub(crate) enum Subject {
     PiAiTs,
     /// pi-agent-core (TypeScript) under Node.
     PiAgentCoreTs,
+    /// The `rg` binary (ripgrep).
+    Rg,
+    /// The `fd` binary.
+    Fd,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -159,6 +175,8 @@ impl Subject {
             Subject::PiAiRs => format!("pi-ai Rust port {PI_RS_VERSION}"),
             Subject::PiAiTs => format!("pi-ai TS {PI_TS_VERSION}"),
             Subject::PiAgentCoreTs => format!("pi-agent-core TS {PI_TS_VERSION}"),
+            Subject::Rg => "rg (ripgrep)".into(),
+            Subject::Fd => "fd".into(),
         }
     }
 
@@ -188,6 +206,11 @@ impl Plan {
                 240,
             )
         };
+        let (tree_files, tree_bytes) = if options.quick {
+            (2_000, 20 << 20)
+        } else {
+            (20_000, 200 << 20)
+        };
         let mut workloads = vec![Workload::Stream {
             kind: "openai-text",
             size: 100 * KIB,
@@ -199,6 +222,17 @@ impl Plan {
         }
         workloads.push(Workload::AgentLoop { turns: 500 });
         workloads.push(Workload::Read { bytes: file });
+        for search in [
+            search::Search::GrepLiteral,
+            search::Search::GrepRegex,
+            search::Search::Find,
+        ] {
+            workloads.push(Workload::Search {
+                search,
+                files: tree_files,
+                bytes: tree_bytes,
+            });
+        }
         if let Some(only) = &options.only {
             workloads.retain(|w| w.label().contains(only.as_str()));
         }
@@ -243,6 +277,9 @@ struct Env {
     no_node: String,
     origin: String,
     read_file: Option<PathBuf>,
+    /// The tree the search rows run on.
+    tree: Option<search::Tree>,
+    binaries: search::Binaries,
 }
 
 /// Runs `bench`; `Ok(true)` when every oxpi measurement succeeded (missed targets are
@@ -288,6 +325,34 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         None => None,
     };
 
+    let planned_tree = plan.workloads.iter().find_map(|w| match w {
+        Workload::Search { files, bytes, .. } => Some((*files, *bytes)),
+        _ => None,
+    });
+    let (tree, binaries) = match planned_tree {
+        Some((files, bytes)) => {
+            let tree = search::tree(
+                &bin.join("oxpi-bench"),
+                &target.join("oxpi-bench"),
+                files,
+                bytes,
+            )?;
+            println!(
+                "==> search tree {}: {} files, {}",
+                tree.root.display(),
+                tree.files,
+                report::size_text(tree.bytes)
+            );
+            let binaries = search::Binaries::prepare();
+            for why in &binaries.missing {
+                println!("note: {why}");
+                notes.push(why.clone());
+            }
+            (Some(tree), binaries)
+        }
+        None => (None, search::Binaries::default()),
+    };
+
     let prerender: Vec<String> = plan
         .workloads
         .iter()
@@ -307,6 +372,8 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         no_node,
         origin: server.origin.clone(),
         read_file,
+        tree,
+        binaries,
     };
     let cells = measure(&plan, &env);
     server.stop();
@@ -378,6 +445,10 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
             Subject::PiAgentCoreTs,
         ],
         Workload::Read { .. } => vec![Subject::Oxpi],
+        Workload::Search { search, .. } => match search {
+            search::Search::Find => vec![Subject::Oxpi, Subject::Fd],
+            _ => vec![Subject::Oxpi, Subject::Rg],
+        },
     }
 }
 
@@ -539,6 +610,26 @@ enum Outcome {
 }
 
 fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
+    if let Workload::Search { search, .. } = workload {
+        let Some(tree) = &env.tree else {
+            return Outcome::Failed("no tree to search".into());
+        };
+        let runner = match subject {
+            Subject::Rg if env.binaries.rg.is_none() => {
+                return Outcome::Skipped("rg not found".into())
+            }
+            Subject::Fd if env.binaries.fd.is_none() => {
+                return Outcome::Skipped("fd not found".into())
+            }
+            Subject::Rg => search::Runner::Rg,
+            Subject::Fd => search::Runner::Fd,
+            _ => search::Runner::Oxpi,
+        };
+        return match search::run(*search, runner, &env.bench_bin, &env.binaries, tree) {
+            Ok(report) => Outcome::Ok(report),
+            Err(why) => Outcome::Failed(why),
+        };
+    }
     let mut command = match (workload, subject) {
         (Workload::Stream { kind, size }, Subject::Oxpi | Subject::OxpiPartial) => {
             let mut c = Command::new(&env.bench_bin);
@@ -699,6 +790,9 @@ mod tests {
                 "tool call 1 MB (Anthropic)",
                 "agent loop, 500 turns",
                 "read 2,000 lines of 1 GB",
+                "grep literal, 20,000 files / 200 MB",
+                "grep regex, 20,000 files / 200 MB",
+                "find '**/*.rs', 20,000 files / 200 MB",
             ]
         );
         assert_eq!(full.runs, 5);
@@ -712,7 +806,7 @@ mod tests {
             },
         );
         assert_eq!(quick.runs, 1);
-        assert_eq!(quick.workloads.len(), 7);
+        assert_eq!(quick.workloads.len(), 10);
         assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
     }
 

@@ -174,6 +174,9 @@ fn table(cells: &[Cell], runs: usize) -> String {
                     ratio(if early > 0.0 { late / early } else { 0.0 })
                 ));
             }
+            Workload::Search { .. } => {
+                notes.push(format!("{:.0} lines", median(&extra(cell, "lines"))));
+            }
             Workload::Read { bytes } => {
                 let read = median(&extra(cell, "bytes_read"));
                 notes.push(format!(
@@ -184,14 +187,17 @@ fn table(cells: &[Cell], runs: usize) -> String {
                 ));
             }
         }
+        let (cpu, rss_mib) = if matches!(cell.workload, Workload::Search { .. }) {
+            ("—".to_string(), "—".to_string())
+        } else {
+            (ms(median(&cpus(cell))), format!("{:.1}", peak / 1024.0))
+        };
         let _ = writeln!(
             out,
-            "| {label} | {name} | {} | {}–{} | {} | {:.1} | {versus} | {} |",
+            "| {label} | {name} | {} | {}–{} | {cpu} | {rss_mib} | {versus} | {} |",
             ms(median(&w)),
             ms(lo),
             ms(hi),
-            ms(median(&cpus(cell))),
-            peak / 1024.0,
             notes.join("; ")
         );
     }
@@ -385,6 +391,35 @@ fn checks(cells: &[Cell]) -> Vec<Check> {
             });
         }
     }
+    // 6. grep within 1.5× rg, find within 1.5× fd (whole processes, same tree and limit).
+    let mut searches: Vec<&Workload> = Vec::new();
+    for c in cells {
+        if matches!(c.workload, Workload::Search { .. }) && !searches.contains(&&c.workload) {
+            searches.push(&c.workload);
+        }
+    }
+    for w in searches {
+        let peer = if w.label().starts_with("find") {
+            Subject::Fd
+        } else {
+            Subject::Rg
+        };
+        let (measured, pass) = match (wall(cells, w, Subject::Oxpi), wall(cells, w, peer)) {
+            (Some(ours), Some(theirs)) => {
+                let r = ours / theirs;
+                (
+                    format!("{} ({} vs {})", ratio(r), ms(ours), ms(theirs)),
+                    Some(r <= 1.5),
+                )
+            }
+            _ => ("not measured (see the table)".to_string(), None),
+        };
+        out.push(Check {
+            target: format!("≤ 1.5× the wall time of {}: {}", peer.name(), w.label()),
+            measured,
+            pass,
+        });
+    }
     out
 }
 
@@ -454,6 +489,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     let _ = writeln!(out, "- **pi-ai TS** runs `bench/node/driver.mjs` under Node on the same server and model settings; **pi-ai Rust port** runs the same loop as oxpi's over its own event stream. pi-ai TS rows whose estimated time (previous size × the square of the size ratio) exceeds {:.0} s for one run are skipped and the estimate shown; rows that fit fewer runs than planned get fewer.", cx.node_budget_s);
     let _ = writeln!(out, "- **Agent loop.** 500 turns on each library's faux provider (16-character deltas), each turn one call to a no-op tool, then a final text reply. Per-turn overhead is the time from one `turn_start` event to the next, median of turns 6–15 (\"turn 10\") and of turns 491–500 (\"turn 500\"); wall is the whole `prompt`. oxpi runs twice: on the default multi-thread runtime and on a current-thread runtime (one thread, like Node's event loop).");
     let _ = writeln!(out, "- **Read tool.** oxpi's `read` on a file of 20-byte lines with default limits (first 2,000 lines, 50 KB), through `AgentTool::execute`; bytes read come from the result's details.");
+    let _ = writeln!(out, "- **grep and find.** oxpi's `grep` and `find` tools (`oxpi-bench grep|find`, one call through the tool handle) against the `rg` and `fd` binaries (Debian's `ripgrep` and `fd-find`, installed with apt-get when missing) on the same generated tree (`oxpi-bench tree`: text files in nested directories, a `.gitignore` hiding 2% of them; the same bytes every time), page cache warm. grep looks for a literal and for a regex planted 40 times (under the 100-match limit, so the whole tree is read: `rg --line-number --color=never --hidden`, pi's flags with text output); find lists `**/*.rs` up to 1,000 results (`fd --glob --hidden --max-results 1000 '*.rs'`). Each run is timed as a whole process, start to exit; CPU and RSS are not read for these rows.");
     let _ = writeln!(out, "- **Columns.** Wall and CPU (user + system, all threads: `getrusage`, `process.cpuUsage`) cover the measured span; peak RSS is the process's (`ru_maxrss`, `resourceUsage().maxRSS`); \"wall vs oxpi\" is the subject's median wall time over oxpi's on the same workload; \"RSS over idle\" is peak RSS minus RSS just before the span, against the content size.\n");
     let _ = writeln!(out, "## Results\n");
     out.push_str(&table(cx.cells, cx.runs));
