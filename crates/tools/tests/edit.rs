@@ -274,3 +274,28 @@ async fn an_edit_through_a_link_inside_changes_its_target() {
         .file_type()
         .is_symlink());
 }
+
+/// Twenty edits of one file at once (an agent's parallel tool calls): each reads, changes and
+/// writes the file; none may undo another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_edits_of_one_file_all_land() {
+    let fx = Fixture::new();
+    let original: String = (0..20).map(|i| format!("line {i}\n")).collect();
+    fs::write(fx.root.join("f.txt"), &original).unwrap();
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let ws = fx.ws.clone();
+            tokio::spawn(async move {
+                let args = json!({"path": "f.txt", "edits": [
+                    {"oldText": format!("line {i}\n"), "newText": format!("LINE {i}\n")},
+                ]});
+                edit(&ws, args).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let expected: String = (0..20).map(|i| format!("LINE {i}\n")).collect();
+    assert_eq!(fs::read_to_string(fx.root.join("f.txt")).unwrap(), expected);
+}
