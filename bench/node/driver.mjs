@@ -2,14 +2,21 @@
 //
 //   node driver.mjs <install-dir> stream <origin> <kind> <size>
 //   node driver.mjs <install-dir> agent-loop <turns>
+//   node driver.mjs <install-dir> tool <grep|find> <root-dir> <json-args>
 //
-// <install-dir> is where the xtask ran `npm install` (it holds node_modules/@mariozechner/…).
+// <install-dir> is where the xtask ran `npm install` (it holds node_modules/@mariozechner/…;
+// `tool` needs @mariozechner/pi-coding-agent there besides pi-ai and pi-agent-core).
 // Prints one JSON line shaped like the Rust bench programs' reports: status, wall_ms, cpu_ms
 // (process.cpuUsage, user + system, all threads), peak_rss_kib (resourceUsage().maxRSS),
-// rss_before_kib, extra. Timing covers the call to stream() (or prompt()) until the last event,
-// after the modules are loaded, exactly as on the Rust side.
+// rss_before_kib, extra. Timing covers the call to stream() (or prompt(), or the tool's
+// execute()) until the last event or the result, after the modules are loaded, exactly as on the
+// Rust side. `tool` runs pi's grep or find tool once with cwd = <root-dir> and the parsed
+// <json-args> (e.g. '{"pattern":"needle","literal":true}'); extra.lines counts the output lines
+// before pi's trailing "[...]" notice.
 
-import { join } from "node:path";
+import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 
@@ -170,9 +177,86 @@ async function agentLoop([turnsText]) {
   });
 }
 
+// pi's grep spawns `rg` and its find spawns `fd`, looked up (tools-manager.js) first in
+// <agent-dir>/bin, then on PATH under the names `fd` or `fdfind`, and otherwise downloaded.
+// Debian names the binary `fdfind`, and its fd 8.6 rejects `--no-require-git`, which pi 0.73.1
+// always passes (fd >= 8.7 knows it). So a temporary directory prepended to PATH holds `fd`, a
+// wrapper script that drops that one flag and execs fdfind (it costs one /bin/sh start per call;
+// the flag only matters outside a git repository, and the bench tree is one). The agent dir is
+// pointed at that directory too, so no ~/.pi/agent/bin binary is picked up, and PI_OFFLINE stops
+// any download attempt (the machine has no internet). All of this happens before pi is loaded,
+// since tools-manager.js reads the agent dir when it is imported.
+function prepareToolBinaries() {
+  const dir = mkdtempSync(join(tmpdir(), "oxpi-bench-pi-tools-"));
+  const fdfind = process.env.PATH.split(delimiter)
+    .map((d) => join(d, "fdfind"))
+    .find((candidate) => {
+      try {
+        accessSync(candidate, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  if (fdfind) {
+    const wrapper = join(dir, "fd");
+    writeFileSync(
+      wrapper,
+      [
+        "#!/bin/sh",
+        "# Written by bench/node/driver.mjs: fd 8.6 (Debian's fdfind) rejects --no-require-git.",
+        'for a do shift; [ "$a" = --no-require-git ] || set -- "$@" "$a"; done',
+        `exec '${fdfind}' "$@"`,
+        "",
+      ].join("\n"),
+    );
+    chmodSync(wrapper, 0o755);
+  }
+  process.env.PATH = `${dir}${delimiter}${process.env.PATH}`;
+  process.env.PI_CODING_AGENT_DIR = dir;
+  process.env.PI_OFFLINE = "1";
+  return dir;
+}
+
+async function tool([name, root, argsJson]) {
+  if (name !== "grep" && name !== "find") return report("failed", null, null, `unknown tool ${name}`);
+  const args = JSON.parse(argsJson ?? "{}");
+  const dir = prepareToolBinaries();
+  try {
+    const pi = await load("@mariozechner/pi-coding-agent");
+    const definition =
+      name === "grep" ? pi.createGrepToolDefinition(root) : pi.createFindToolDefinition(root);
+
+    const s = span();
+    let result;
+    try {
+      result = await definition.execute(`bench_${name}`, args, undefined, undefined, undefined);
+    } catch (error) {
+      return report("failed", null, null, `${name} threw: ${error?.message ?? error}`);
+    }
+    const figures = s.finish();
+
+    const text = (result?.content ?? [])
+      .filter((c) => c.type === "text")
+      .map((c) => c.text)
+      .join("");
+    if (result?.isError) return report("failed", null, null, `${name} returned an error: ${text}`);
+    // pi appends notices (limits reached, truncation) after a blank line as "\n\n[...]".
+    const end = text.indexOf("\n\n[");
+    const body = end === -1 ? text : text.slice(0, end);
+    // "No matches found" / "No files found matching pattern" are pi's empty results, not paths.
+    const empty = body === "No matches found" || body === "No files found matching pattern";
+    const lines = empty || body === "" ? 0 : body.split("\n").length;
+    report("ok", figures, { lines, chars: text.length, notice: end !== -1 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 try {
   if (command === "stream") await stream(rest);
   else if (command === "agent-loop") await agentLoop(rest);
+  else if (command === "tool") await tool(rest);
   else report("failed", null, null, `unknown command ${command}`);
 } catch (error) {
   report("failed", null, null, String(error?.stack ?? error));

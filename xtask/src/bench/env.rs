@@ -151,10 +151,14 @@ pub(crate) struct Node {
     pub(crate) install_dir: PathBuf,
 }
 
-const PACKAGES: [&str; 2] = ["@mariozechner/pi-ai", "@mariozechner/pi-agent-core"];
+const PACKAGES: [&str; 3] = [
+    "@mariozechner/pi-ai",
+    "@mariozechner/pi-agent-core",
+    "@mariozechner/pi-coding-agent",
+];
 
 impl Node {
-    /// Finds node and npm and installs pi-ai and pi-agent-core (pinned) into the cache
+    /// Finds node and npm and installs pi-ai, pi-agent-core and pi-coding-agent (pinned) into the cache
     /// directory if they are not there yet. `Err` says why Node cannot be measured.
     pub(crate) fn prepare() -> Result<Self, String> {
         let version = first_line("node", &["--version"])

@@ -156,6 +156,9 @@ pub(crate) enum Subject {
     PiAiTs,
     /// pi-agent-core (TypeScript) under Node.
     PiAgentCoreTs,
+    /// pi's `grep` / `find` tools (pi-coding-agent, TypeScript) under Node; they spawn `rg` and
+    /// `fd`.
+    PiToolsTs,
     /// The `rg` binary (ripgrep).
     Rg,
     /// The `fd` binary.
@@ -175,13 +178,17 @@ impl Subject {
             Subject::PiAiRs => format!("pi-ai Rust port {PI_RS_VERSION}"),
             Subject::PiAiTs => format!("pi-ai TS {PI_TS_VERSION}"),
             Subject::PiAgentCoreTs => format!("pi-agent-core TS {PI_TS_VERSION}"),
+            Subject::PiToolsTs => format!("pi-coding-agent TS {PI_TS_VERSION}"),
             Subject::Rg => "rg (ripgrep)".into(),
             Subject::Fd => "fd".into(),
         }
     }
 
     pub(crate) fn is_node(self) -> bool {
-        matches!(self, Subject::PiAiTs | Subject::PiAgentCoreTs)
+        matches!(
+            self,
+            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs
+        )
     }
 }
 
@@ -446,8 +453,8 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
         ],
         Workload::Read { .. } => vec![Subject::Oxpi],
         Workload::Search { search, .. } => match search {
-            search::Search::Find => vec![Subject::Oxpi, Subject::Fd],
-            _ => vec![Subject::Oxpi, Subject::Rg],
+            search::Search::Find => vec![Subject::Oxpi, Subject::Fd, Subject::PiToolsTs],
+            _ => vec![Subject::Oxpi, Subject::Rg, Subject::PiToolsTs],
         },
     }
 }
@@ -623,9 +630,17 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
             }
             Subject::Rg => search::Runner::Rg,
             Subject::Fd => search::Runner::Fd,
+            Subject::PiToolsTs => match &env.node {
+                Some(node) => search::Runner::PiTs {
+                    node: node.node.clone(),
+                    driver: env.driver.clone(),
+                    install_dir: node.install_dir.clone(),
+                },
+                None => return Outcome::Skipped("Node.js not available".into()),
+            },
             _ => search::Runner::Oxpi,
         };
-        return match search::run(*search, runner, &env.bench_bin, &env.binaries, tree) {
+        return match search::run(*search, &runner, &env.bench_bin, &env.binaries, tree) {
             Ok(report) => Outcome::Ok(report),
             Err(why) => Outcome::Failed(why),
         };

@@ -1,6 +1,7 @@
 //! The `grep` and `find` rows of the bench: oxpi's tools against the `rg` and `fd` binaries
-//! (Debian's `ripgrep` and `fd-find`) on the same generated tree (`oxpi-bench tree`: 20,000
-//! files / 200 MB, 2,000 / 20 MB with `--quick`), each timed as a whole process.
+//! (Debian's `ripgrep` and `fd-find`) and pi's own tools (which spawn them) on the same
+//! generated tree (`oxpi-bench tree`: 20,000 files / 200 MB, 2,000 / 20 MB with `--quick`).
+//! oxpi, `rg` and `fd` are timed as whole processes; pi's tools around their `execute()`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -181,18 +182,25 @@ pub(crate) fn tree(bench_bin: &Path, dir: &Path, files: usize, bytes: u64) -> Re
 }
 
 /// Who runs a search row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Runner {
     Oxpi,
     Rg,
     Fd,
+    /// pi's tool under Node (`bench/node/driver.mjs tool`), timed around `execute()` by the
+    /// driver (Node's start-up and module loading are outside, as for the other Node rows).
+    PiTs {
+        node: PathBuf,
+        driver: PathBuf,
+        install_dir: PathBuf,
+    },
 }
 
 /// Runs `search` once with `runner` and returns a report like the bench programs' (wall time of
 /// the whole process), or why it failed.
 pub(crate) fn run(
     search: Search,
-    runner: Runner,
+    runner: &Runner,
     bench_bin: &Path,
     binaries: &Binaries,
     tree: &Tree,
@@ -223,6 +231,25 @@ pub(crate) fn run(
             };
             c
         }
+        Runner::PiTs {
+            node,
+            driver,
+            install_dir,
+        } => {
+            let tool = if search == Search::Find {
+                "find"
+            } else {
+                "grep"
+            };
+            let mut c = Command::new(node);
+            c.arg(driver)
+                .arg(install_dir)
+                .arg("tool")
+                .arg(tool)
+                .arg(&tree.root)
+                .arg(search.oxpi_args().to_string());
+            c
+        }
         Runner::Fd => {
             let fd = binaries.fd.as_ref().ok_or("fd not available")?;
             let mut c = Command::new(fd);
@@ -239,8 +266,9 @@ pub(crate) fn run(
         .map_err(|e| format!("could not start: {e}"))?;
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut reported_wall = None;
     let lines = match runner {
-        Runner::Oxpi => {
+        Runner::Oxpi | Runner::PiTs { .. } => {
             let report: Value = stdout
                 .lines()
                 .rev()
@@ -248,6 +276,9 @@ pub(crate) fn run(
                 .ok_or_else(|| format!("no report: {}", String::from_utf8_lossy(&output.stderr)))?;
             if report["status"] != "ok" {
                 return Err(report["note"].as_str().unwrap_or("failed").to_string());
+            }
+            if matches!(runner, Runner::PiTs { .. }) {
+                reported_wall = report["wall_ms"].as_f64();
             }
             report["extra"]["lines"].as_u64().unwrap_or(0) as usize
         }
@@ -259,5 +290,6 @@ pub(crate) fn run(
             search.expected_lines()
         ));
     }
+    let wall_ms = reported_wall.unwrap_or(wall_ms);
     Ok(json!({"status": "ok", "wall_ms": wall_ms, "extra": {"lines": lines}}))
 }
