@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::atomic::{open_parent, write_atomic};
 use crate::edit_diff::diffs;
 use crate::edit_match::{find_all, line_ending_at, splice, MatchError, Normalized};
-use crate::fsutil::cap_kind_name;
+use crate::fsutil::{cap_kind_name, format_size};
 use crate::workspace::{PathError, Workspace};
 
 /// One replacement of an `edit` call.
@@ -145,6 +145,9 @@ impl AgentTool for EditTool {
 
 const BOM: &str = "\u{feff}";
 
+/// Largest file `edit` changes (16 MiB): it reads the file whole and keeps a few copies.
+pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+
 fn edit_file(
     workspace: &Workspace,
     args: &EditArgs,
@@ -179,11 +182,26 @@ fn edit_file(
             cannot(e)
         }
     })?;
-    let meta = match dir.symlink_metadata(&name) {
-        Ok(meta) => meta,
+    // Opened without blocking (a FIFO swapped in is seen by fstat, never read); what the open
+    // handle is decides, not what a path said a moment ago.
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match dir.open_with(&name, &options) {
+        Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(not_found()),
+        Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+            return Err(ToolError::new(format!(
+                "Cannot edit {shown}: it is a directory"
+            )))
+        }
         Err(e) => return Err(cannot(e)),
     };
+    let meta = file.metadata().map_err(cannot)?;
     if !meta.is_file() {
         return Err(ToolError::new(format!(
             "Cannot edit {shown}: it is {}",
@@ -195,9 +213,16 @@ fn edit_file(
             "Cannot edit {shown}: the file is read-only"
         )));
     }
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(ToolError::new(format!(
+            "Cannot edit {shown}: the file is {}, more than the {} edit limit; use write to replace it",
+            format_size(meta.len()),
+            format_size(MAX_EDIT_BYTES)
+        )));
+    }
     let mut bytes = Vec::new();
-    dir.open(&name)
-        .and_then(|mut file| file.read_to_end(&mut bytes))
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(cannot)?;
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(ToolError::new(format!(

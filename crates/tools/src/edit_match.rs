@@ -21,39 +21,30 @@ pub(crate) struct Found {
 pub(crate) struct Normalized {
     /// The text with `\r\n` replaced by `\n`.
     pub(crate) text: String,
-    /// For each byte of `text` (and its end), the offset in the original text it came from.
-    to_original: Vec<usize>,
+    /// The offsets in `text` of the `\n`s that were `\r\n` (sorted): a byte's offset in the
+    /// original is its offset here plus the number of them before it.
+    crlf: Vec<usize>,
 }
 
 impl Normalized {
     pub(crate) fn new(original: &str) -> Self {
         let mut text = String::with_capacity(original.len());
-        let mut to_original = Vec::with_capacity(original.len() + 1);
-        let bytes = original.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
-                text.push('\n');
-                to_original.push(i);
-                i += 2;
-                continue;
-            }
-            let len = utf8_len(bytes[i]);
-            text.push_str(&original[i..i + len]);
-            to_original.extend(i..i + len);
-            i += len;
+        let mut crlf = Vec::new();
+        let mut rest = original;
+        while let Some(at) = rest.find("\r\n") {
+            text.push_str(&rest[..at]);
+            crlf.push(text.len());
+            text.push('\n');
+            rest = &rest[at + 2..];
         }
-        to_original.push(original.len());
-        Self { text, to_original }
+        text.push_str(rest);
+        Self { text, crlf }
     }
-}
 
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
+    /// The offset in the original text of offset `at` of [`text`](Self::text) (its end
+    /// included).
+    fn to_original(&self, at: usize) -> usize {
+        at + self.crlf.partition_point(|&n| n < at)
     }
 }
 
@@ -237,7 +228,7 @@ pub(crate) fn find_all(
         found.push(Found {
             edit,
             norm: range,
-            original: (norm.to_original[range.0], norm.to_original[range.1]),
+            original: (norm.to_original(range.0), norm.to_original(range.1)),
             new_lf: to_lf(new),
         });
     }
@@ -304,7 +295,8 @@ mod tests {
     fn normalized_maps_back_to_crlf_offsets() {
         let norm = Normalized::new("a\r\nbé\r\nc");
         assert_eq!(norm.text, "a\nbé\nc");
-        assert_eq!(norm.to_original, [0, 1, 3, 4, 5, 6, 8, 9]);
+        let map: Vec<usize> = (0..=norm.text.len()).map(|i| norm.to_original(i)).collect();
+        assert_eq!(map, [0, 1, 3, 4, 5, 6, 8, 9]);
     }
 
     #[test]

@@ -1,16 +1,15 @@
 //! The `find` tool: files and directories whose path matches a glob, in-process with ripgrep's
 //! walker (`ignore`) and `globset`, confined to the workspace.
 
-use std::path::Path;
+use std::sync::Arc;
 
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::WalkBuilder;
 use oxpi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
+use crate::walk::{walker, Root};
 use crate::workspace::Workspace;
 
 /// Default number of results `find` returns.
@@ -55,7 +54,9 @@ pub struct FindDetails {
 /// (`src/**/*.spec.ts`) matches the path from the search directory; an all-lower-case pattern
 /// ignores case (fd's smart case). Dotfiles are included; `.gitignore` and `.ignore` files
 /// inside the workspace are respected (also those of the directories above the search
-/// directory, up to the root), and `.git` is skipped. Symbolic links are listed, never followed.
+/// directory, up to the root; a search directory that is itself ignored is still searched), and
+/// `.git` is skipped. Symbolic links are listed, never followed; ignore files are read only when
+/// they are regular files inside the root.
 /// At most `limit` results (1,000) and 50 KB, with pi's notices
 /// (`[1000 results limit reached. Use limit=2000 for more, or refine pattern]`); no match gives
 /// `No files found matching pattern`. The walk stops at the first result past the limit.
@@ -98,61 +99,6 @@ impl AgentTool for FindTool {
     }
 }
 
-/// The `.gitignore` files of the directories from the root down to `start`'s parent: the walker
-/// reads those of `start` and below itself, and nothing above the root is ever read.
-pub(crate) fn ancestor_ignores(root: &Path, start: &Path) -> Vec<Gitignore> {
-    let Ok(below) = start.strip_prefix(root) else {
-        return Vec::new();
-    };
-    let mut dir = root.to_path_buf();
-    let mut dirs = vec![dir.clone()];
-    for part in below.components() {
-        dir.push(part);
-        dirs.push(dir.clone());
-    }
-    dirs.pop(); // `start` itself
-    dirs.into_iter()
-        .filter_map(|dir| {
-            let file = dir.join(".gitignore");
-            if !file.is_file() {
-                return None;
-            }
-            let mut builder = GitignoreBuilder::new(&dir);
-            builder.add(&file);
-            builder.build().ok()
-        })
-        .collect()
-}
-
-/// A walker of `start` as `find` and `grep` walk: dotfiles included, ignore files inside the
-/// workspace respected, `.git` skipped, links not followed, entries in name order.
-pub(crate) fn walker(workspace: &Workspace, start: &Path) -> WalkBuilder {
-    let ignores = ancestor_ignores(workspace.root(), start);
-    let mut builder = WalkBuilder::new(start);
-    builder
-        .hidden(false)
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |entry| {
-            if entry.file_name() == ".git" {
-                return false;
-            }
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !ignores.iter().any(|ignore| {
-                ignore
-                    .matched_path_or_any_parents(entry.path(), is_dir)
-                    .is_ignore()
-            })
-        });
-    builder
-}
-
 fn find(
     workspace: &Workspace,
     args: &FindArgs,
@@ -170,7 +116,8 @@ fn find(
     let mut more = false;
     let mut aborted = false;
     // One thread: the entries come in name order, and the walk stops at the limit.
-    let walk = walker(workspace, &start.path).build();
+    let root = Arc::new(Root::open(workspace)?);
+    let walk = walker(&root, &start.path, None).build();
     for entry in walk {
         if cancel.is_cancelled() {
             aborted = true;

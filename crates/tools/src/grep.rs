@@ -6,10 +6,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
-use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
@@ -19,8 +17,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::find::walker;
 use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
+use crate::walk::{walker, Root};
 use crate::workspace::Workspace;
 
 /// Default number of matching lines `grep` returns.
@@ -62,7 +60,8 @@ pub struct GrepArgs {
 pub struct GrepDetails {
     /// The directory or file searched, relative to the workspace root.
     pub path: String,
-    /// Matching lines shown.
+    /// Matching lines found, up to the limit (fewer are shown when the output reaches the
+    /// byte limit first).
     pub matches: usize,
     /// Files searched.
     pub files_searched: usize,
@@ -165,10 +164,13 @@ struct FileResult {
     lines: Vec<Found>,
 }
 
-/// Collects one file's lines, at most `cap` matches.
+/// Collects one file's lines: at most `cap` matches, and no more lines once they hold more
+/// than `max_bytes` (the output could not show them).
 struct FileSink<'a> {
     display: &'a str,
     cap: usize,
+    max_bytes: usize,
+    stored: usize,
     matches: usize,
     result: FileResult,
     binary: bool,
@@ -196,11 +198,17 @@ impl FileSink<'_> {
                 false,
             ),
         };
+        self.stored += line.len() + 1;
         self.result.lines.push(Found {
             kind,
             line,
             truncated,
         });
+    }
+
+    /// Whether the lines kept so far already fill the output.
+    fn full(&self) -> bool {
+        self.stored > self.max_bytes
     }
 }
 
@@ -211,7 +219,7 @@ impl Sink for FileSink<'_> {
         if self.cancel.is_cancelled() {
             return Err(io::Error::other("Operation aborted"));
         }
-        if self.matches >= self.cap {
+        if self.matches >= self.cap || self.full() {
             return Ok(false);
         }
         self.matches += 1;
@@ -225,6 +233,9 @@ impl Sink for FileSink<'_> {
             SinkContextKind::After => Kind::After,
             SinkContextKind::Other => return Ok(true),
         };
+        if self.full() {
+            return Ok(false);
+        }
         self.push(kind, context.line_number(), context.bytes());
         Ok(true)
     }
@@ -245,17 +256,15 @@ fn search_file(
     matcher: &RegexMatcher,
     path: &Path,
     display: &str,
-    cap: usize,
+    (cap, max_bytes): (usize, usize),
     cancel: &CancellationToken,
 ) -> Option<FileResult> {
-    let relative = path.strip_prefix(&root.path).ok()?;
-    let file = root.dir.open_with(relative, &root.options).ok()?.into_std();
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return None;
-    }
+    let file = root.open_file(path)?.into_std();
     let mut sink = FileSink {
         display,
         cap,
+        max_bytes,
+        stored: 0,
         matches: 0,
         result: FileResult::default(),
         binary: false,
@@ -265,38 +274,14 @@ fn search_file(
     (searched.is_ok() && !sink.binary).then_some(sink.result)
 }
 
-/// The workspace root, opened once per search, and how files are opened beneath it.
-struct Root {
-    path: PathBuf,
-    dir: Dir,
-    options: OpenOptions,
-}
-
-impl Root {
-    fn open(workspace: &Workspace) -> Result<Self, ToolError> {
-        let dir = Dir::open_ambient_dir(workspace.root(), ambient_authority())
-            .map_err(|e| ToolError::new(format!("Cannot open the workspace: {e}")))?;
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use cap_std::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NONBLOCK);
-        }
-        Ok(Self {
-            path: workspace.root().to_path_buf(),
-            dir,
-            options,
-        })
-    }
-}
-
 /// The lines of the files, taken in order, up to the limit.
 struct Collect {
     limit: usize,
     matches: usize,
     /// A match past the limit exists: the search can stop.
     more: bool,
+    /// The output is full (byte limit): the search can stop.
+    full: bool,
     truncated: bool,
     files: usize,
     output: Output,
@@ -316,9 +301,11 @@ impl Collect {
             if found.kind == Kind::Match {
                 self.matches += 1;
             }
-            if self.output.push(&found.line) {
-                self.truncated |= found.truncated;
+            if !self.output.push(&found.line) {
+                self.full = true;
+                return;
             }
+            self.truncated |= found.truncated;
         }
     }
 }
@@ -334,6 +321,14 @@ fn matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
 
 /// Most threads that search files at once.
 const MAX_WORKERS: usize = 8;
+/// Most context lines before and after a match (more would not fit in the output anyway).
+const MAX_CONTEXT: usize = 1000;
+/// Most memory one file's search may use for its buffer (a longer line, or more context than
+/// this holds, makes the file count as unreadable and be skipped).
+const SEARCH_HEAP_LIMIT: usize = 64 * 1024 * 1024;
+/// Most batches handed out and not yet reported, so results that arrive ahead of a slow file
+/// wait in a bounded window.
+const WINDOW: usize = 4;
 
 fn grep(
     workspace: &Workspace,
@@ -352,28 +347,32 @@ fn grep(
         _ => None,
     };
     let start = resolve_start(workspace, args.path.as_deref())?;
-    let context = usize::try_from(args.context.unwrap_or(0)).unwrap_or(usize::MAX);
+    // More context than the output can ever show only costs memory.
+    let context = usize::try_from(args.context.unwrap_or(0))
+        .unwrap_or(usize::MAX)
+        .min(MAX_CONTEXT);
     let searcher = SearcherBuilder::new()
         .line_number(true)
         .before_context(context)
         .after_context(context)
         .binary_detection(BinaryDetection::quit(b'\0'))
+        .heap_limit(Some(SEARCH_HEAP_LIMIT))
         .clone();
     let limit = limit(args.limit, DEFAULT_GREP_LIMIT);
     let mut collect = Collect {
         limit,
         matches: 0,
         more: false,
+        full: false,
         truncated: false,
         files: 0,
         output: Output::new(workspace.limits().max_bytes),
     };
-    // No file needs more than one match past the limit.
-    let cap = limit.saturating_add(1);
-    let root = Root::open(workspace)?;
+    // No file needs more than one match past the limit, nor more lines than the output holds.
+    let cap = (limit.saturating_add(1), workspace.limits().max_bytes);
+    let root = Arc::new(Root::open(workspace)?);
     if start.is_dir {
         let files = Files {
-            workspace,
             root: &root,
             start: &start.path,
             glob: glob.as_ref(),
@@ -432,8 +431,7 @@ fn grep(
 
 /// The files of a directory search: the walk and the glob.
 struct Files<'a> {
-    workspace: &'a Workspace,
-    root: &'a Root,
+    root: &'a Arc<Root>,
     start: &'a Path,
     glob: Option<&'a (bool, PathGlob)>,
 }
@@ -444,14 +442,15 @@ const BATCH: usize = 128;
 
 /// Searches the files under `files.start` on several threads and hands the results to `collect`
 /// in walk order, so the output is the same as a search file by file. The walk runs on its own
-/// thread and hands out batches of [`BATCH`] files; results that arrive early wait in a window
-/// bounded by the channels, and everything stops once `collect` has seen a match past the limit
-/// (or the search is cancelled).
+/// thread and hands out batches of [`BATCH`] files, at most [`WINDOW`] per worker ahead of the
+/// batch being reported (a token is taken per batch and given back when it is reported), so
+/// results that arrive ahead of a slow file wait in a bounded window. Everything stops once
+/// `collect` has seen a match past the limit or filled the output, or the search is cancelled.
 fn search_tree(
     files: &Files<'_>,
     searcher: &SearcherBuilder,
     matcher: &RegexMatcher,
-    cap: usize,
+    cap: (usize, usize),
     cancel: &CancellationToken,
     collect: &mut Collect,
 ) {
@@ -461,16 +460,28 @@ fn search_tree(
     let stop = AtomicBool::new(false);
     let stopped = || stop.load(Ordering::Relaxed) || cancel.is_cancelled();
     type Batch = Vec<(PathBuf, String)>;
-    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Batch)>(workers * 2);
+    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Batch)>(workers * WINDOW);
     let job_rx = Mutex::new(job_rx);
     let (result_tx, result_rx) =
-        mpsc::sync_channel::<(usize, Vec<Option<FileResult>>)>(workers * 2);
+        mpsc::sync_channel::<(usize, Vec<Option<FileResult>>)>(workers * WINDOW);
+    let (token_tx, token_rx) = mpsc::sync_channel::<()>(workers * WINDOW);
+    for _ in 0..workers * WINDOW {
+        let _ = token_tx.send(());
+    }
+    let exclude = files
+        .glob
+        .filter(|(negated, _)| *negated)
+        .map(|(_, glob)| glob.clone());
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            let job_tx = job_tx;
+            let (job_tx, token_rx) = (job_tx, token_rx);
             let mut index = 0;
             let mut batch = Vec::with_capacity(BATCH);
-            for entry in walker(files.workspace, files.start).build() {
+            let send = |batch: Batch, index: usize| {
+                // Wait for room in the window; no token left means the search is over.
+                token_rx.recv().is_ok() && job_tx.send((index, batch)).is_ok()
+            };
+            for entry in walker(files.root, files.start, exclude).build() {
                 if stopped() {
                     return;
                 }
@@ -487,14 +498,14 @@ fn search_tree(
                 batch.push((entry.into_path(), rel));
                 if batch.len() == BATCH {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                    if job_tx.send((index, full)).is_err() {
+                    if !send(full, index) {
                         return;
                     }
                     index += 1;
                 }
             }
             if !batch.is_empty() {
-                let _ = job_tx.send((index, batch));
+                send(batch, index);
             }
         });
         for _ in 0..workers {
@@ -502,7 +513,7 @@ fn search_tree(
             let (job_rx, stopped) = (&job_rx, &stopped);
             scope.spawn(move || {
                 let mut searcher = searcher.build();
-                let root = files.root;
+                let root = files.root.as_ref();
                 loop {
                     let job = job_rx
                         .lock()
@@ -531,15 +542,18 @@ fn search_tree(
             waiting.insert(index, results);
             while let Some(results) = waiting.remove(&next) {
                 next += 1;
+                let _ = token_tx.send(());
                 for result in results {
                     collect.take(result);
-                    if collect.more || cancel.is_cancelled() {
+                    if collect.more || collect.full || cancel.is_cancelled() {
                         break 'collect;
                     }
                 }
             }
         }
         stop.store(true, Ordering::Relaxed);
+        // The walker may wait for a token: none will come.
+        drop(token_tx);
         // Let the workers finish what they hold (they search nothing more now).
         for _ in &result_rx {}
     });

@@ -43,13 +43,14 @@ mod listing;
 mod ls;
 mod read;
 mod text;
+mod walk;
 mod workspace;
 mod write;
 
 use oxpi_agent_core::AgentToolHandle;
 pub use oxpi_ai::tool::SchemaError;
 
-pub use edit::{EditArgs, EditDetails, EditTool, Replacement};
+pub use edit::{EditArgs, EditDetails, EditTool, Replacement, MAX_EDIT_BYTES};
 pub use find::{FindArgs, FindDetails, FindTool, DEFAULT_FIND_LIMIT};
 pub use grep::{GrepArgs, GrepDetails, GrepTool, DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS};
 pub use ls::{LsArgs, LsDetails, LsTool, DEFAULT_LS_LIMIT};

@@ -210,6 +210,13 @@ async fn what_cannot_be_edited() {
     fs::write(fx.root.join("ro.txt"), "keep").unwrap();
     fs::set_permissions(fx.root.join("ro.txt"), fs::Permissions::from_mode(0o444)).unwrap();
     fs::write(fx.root.join("bin.dat"), b"\xff\xfe\x00x").unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(fx.root.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let big = fs::File::create(fx.root.join("big.sql")).unwrap();
+    big.set_len(oxpi_tools::MAX_EDIT_BYTES + 1).unwrap();
     let one = |path: &str| json!({"path": path, "edits": [{"oldText": "keep", "newText": "x"}]});
     for (path, expected) in [
         ("missing.txt", "File not found: missing.txt"),
@@ -221,8 +228,11 @@ async fn what_cannot_be_edited() {
             "Cannot edit bin.dat: the file is not valid UTF-8 text",
         ),
     ] {
+        let got = tokio::time::timeout(std::time::Duration::from_secs(10), edit(&fx.ws, one(path)))
+            .await
+            .expect("edit must not block");
         assert_eq!(
-            edit(&fx.ws, one(path)).await.map(|r| text(&r).to_string()),
+            got.map(|r| text(&r).to_string()),
             Err(expected.to_string()),
             "{path}"
         );

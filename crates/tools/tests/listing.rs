@@ -348,3 +348,91 @@ async fn cancelled_walks_stop_with_operation_aborted() {
         );
     }
 }
+
+/// Ignore files are read by oxpi only when they are regular files inside the root: a FIFO named
+/// `.gitignore` would block a plain open for ever, a link to `/dev/zero` would never end, and a
+/// link out would read outside.
+#[tokio::test]
+async fn ignore_files_that_are_not_regular_files_inside_are_not_read() {
+    let t = Tree::new(&[
+        ("a/x.txt", "hit\n"),
+        ("b/y.txt", "hit\n"),
+        ("c/z.txt", "hit\n"),
+    ]);
+    mkfifo(&t.path("a/.gitignore"));
+    symlink("/dev/zero", t.path("b/.ignore")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("rules"), "*\n").unwrap();
+    symlink(outside.path().join("rules"), t.path("c/.gitignore")).unwrap();
+    let run = async {
+        (
+            out(find(&t.ws, json!({"pattern": "*.txt"})).await).await,
+            out(grep(&t.ws, json!({"pattern": "hit"})).await).await,
+        )
+    };
+    let (found, grepped) = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("an ignore file must not block the walk");
+    assert_eq!(found, "a/x.txt\nb/y.txt\nc/z.txt");
+    assert_eq!(grepped, "a/x.txt:1: hit\nb/y.txt:1: hit\nc/z.txt:1: hit");
+}
+
+/// Searching inside an ignored directory works, as with `rg` and `fd` run there; the ignored
+/// directory is still skipped when searching from above.
+#[tokio::test]
+async fn a_search_directory_inside_an_ignored_one_is_searched() {
+    let t = Tree::new(&[
+        (".gitignore", "node_modules/\n"),
+        ("node_modules/lib/a.js", "foo\n"),
+        ("src/b.js", "foo\n"),
+    ]);
+    assert_eq!(
+        out(grep(&t.ws, json!({"pattern": "foo", "path": "node_modules/lib"})).await).await,
+        "a.js:1: foo"
+    );
+    assert_eq!(
+        out(find(&t.ws, json!({"pattern": "*", "path": "node_modules"})).await).await,
+        "lib/\nlib/a.js"
+    );
+    assert_eq!(
+        out(grep(&t.ws, json!({"pattern": "foo"})).await).await,
+        "src/b.js:1: foo"
+    );
+}
+
+#[tokio::test]
+async fn an_excluding_glob_prunes_directories_too() {
+    let t = Tree::new(&[
+        ("vendor/a.rs", "foo\n"),
+        ("src/vendor.rs", "foo\n"),
+        ("src/main.rs", "foo\n"),
+    ]);
+    assert_eq!(
+        out(grep(&t.ws, json!({"pattern": "foo", "glob": "!vendor"})).await).await,
+        "src/main.rs:1: foo\nsrc/vendor.rs:1: foo"
+    );
+    assert_eq!(
+        out(grep(&t.ws, json!({"pattern": "foo", "glob": "!vendor*"})).await).await,
+        "src/main.rs:1: foo"
+    );
+}
+
+/// A huge limit on a file full of matches keeps only what the output can show.
+#[tokio::test]
+async fn grep_stops_at_the_byte_limit_whatever_the_limit() {
+    let lines: String = (0..5000).map(|i| format!("hit {i}\n")).collect();
+    let t = Tree::new(&[("big.txt", &lines), ("z.txt", "hit later\n")]);
+    let small =
+        t.ws.clone()
+            .with_limits(Limits::default().with_max_bytes(64));
+    let got = out(grep(
+        &small,
+        json!({"pattern": "hit", "limit": 100000000u64, "context": 1000000000u64}),
+    )
+    .await)
+    .await;
+    assert_eq!(
+        got,
+        "big.txt:1: hit 0\nbig.txt:2: hit 1\nbig.txt:3: hit 2\n\n[64B limit reached]"
+    );
+}
