@@ -58,23 +58,20 @@ impl Root {
     }
 }
 
+/// The rules that apply in a directory: its own ignore files' first, then its parent's, up to
+/// the root.
+type Chain = Arc<Vec<Arc<Gitignore>>>;
+
 /// The ignore rules of each directory, loaded once.
 #[derive(Debug)]
 struct Ignores {
     root: Arc<Root>,
-    loaded: Mutex<HashMap<PathBuf, Option<Arc<Gitignore>>>>,
+    chains: Mutex<HashMap<PathBuf, Chain>>,
 }
 
 impl Ignores {
     /// The rules of `.gitignore` then `.ignore` in `dir` (later lines win, as in git).
-    fn of(&self, dir: &Path) -> Option<Arc<Gitignore>> {
-        let mut loaded = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(rules) = loaded.get(dir) {
-            return rules.clone();
-        }
+    fn load(&self, dir: &Path) -> Option<Arc<Gitignore>> {
         let mut builder = GitignoreBuilder::new(dir);
         let mut any = false;
         for name in [".gitignore", ".ignore"] {
@@ -94,29 +91,48 @@ impl Ignores {
                 any = true;
             }
         }
-        let rules = any.then(|| builder.build().ok()).flatten().map(Arc::new);
-        loaded.insert(dir.to_path_buf(), rules.clone());
-        rules
+        any.then(|| builder.build().ok()).flatten().map(Arc::new)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Chain>> {
+        self.chains
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The chain of rules for `dir` (empty outside the root).
+    fn chain(&self, dir: &Path) -> Chain {
+        if let Some(chain) = self.lock().get(dir) {
+            return chain.clone();
+        }
+        let inside = dir.starts_with(&self.root.path);
+        let parent = match dir.parent() {
+            Some(parent) if inside && dir != self.root.path => self.chain(parent),
+            _ => Chain::default(),
+        };
+        let own = if inside { self.load(dir) } else { None };
+        let chain: Chain = match own {
+            Some(own) => Arc::new(std::iter::once(own).chain(parent.iter().cloned()).collect()),
+            None => parent,
+        };
+        self.lock().insert(dir.to_path_buf(), chain.clone());
+        chain
     }
 
     /// Whether `path` is ignored: the rules of the nearest directory that says anything about
     /// it win (a deeper `!pattern` un-ignores).
     fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
-        let mut dir = path.parent();
-        while let Some(current) = dir {
-            if !current.starts_with(&self.root.path) {
-                break;
+        let Some(dir) = path.parent() else {
+            return false;
+        };
+        for rules in self.chain(dir).iter() {
+            let found = rules.matched(path, is_dir);
+            if found.is_ignore() {
+                return true;
             }
-            if let Some(rules) = self.of(current) {
-                let found = rules.matched(path, is_dir);
-                if found.is_ignore() {
-                    return true;
-                }
-                if found.is_whitelist() {
-                    return false;
-                }
+            if found.is_whitelist() {
+                return false;
             }
-            dir = current.parent();
         }
         false
     }
@@ -128,7 +144,7 @@ impl Ignores {
 pub(crate) fn walker(root: &Arc<Root>, start: &Path, exclude: Option<PathGlob>) -> WalkBuilder {
     let ignores = Ignores {
         root: root.clone(),
-        loaded: Mutex::default(),
+        chains: Mutex::default(),
     };
     let start_path = start.to_path_buf();
     let mut builder = WalkBuilder::new(start);
