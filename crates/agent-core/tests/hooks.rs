@@ -1,6 +1,7 @@
 //! The run loop's hooks on the faux provider: `before_tool_call` and `after_tool_call`,
-//! `transform_context` and `convert_to_llm` (also when they panic), tool updates, and tools
-//! replaced between runs. Every test ends with the pairing invariant.
+//! `transform_context` and `convert_to_llm` (also when they panic), tool updates, tools
+//! replaced between runs, and a tool's `prepare_arguments`. Every test ends with the pairing
+//! invariant.
 
 mod common;
 
@@ -362,5 +363,67 @@ async fn tools_can_be_replaced_between_runs() {
     agent.prompt("go").await.unwrap();
     assert_eq!(count.count(), 1);
     assert_eq!(faux.requests()[0].tools, ["count".to_string()]);
+    assert_idle_and_paired(&agent);
+}
+
+/// A tool that takes `paths` but still accepts the older `path`: its `prepare_arguments` runs on
+/// the model's raw arguments before validation, in the agent's run loop.
+struct Paths;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PathsArgs {
+    /// Files.
+    paths: Vec<String>,
+}
+
+impl oxpi_agent_core::AgentTool for Paths {
+    type Args = PathsArgs;
+
+    fn name(&self) -> &str {
+        "paths"
+    }
+
+    fn description(&self) -> &str {
+        "Echo the paths"
+    }
+
+    fn prepare_arguments(
+        &self,
+        mut args: serde_json::Map<String, serde_json::Value>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        if let Some(path) = args.remove("path") {
+            args.insert("paths".into(), json!([path]));
+        }
+        args
+    }
+
+    async fn execute(
+        &self,
+        _id: &str,
+        args: PathsArgs,
+        _cancel: tokio_util::sync::CancellationToken,
+        _update: oxpi_agent_core::ToolUpdateFn,
+    ) -> Result<oxpi_agent_core::AgentToolResult, oxpi_agent_core::ToolError> {
+        Ok(oxpi_agent_core::AgentToolResult::text(args.paths.join(",")))
+    }
+}
+
+#[tokio::test]
+async fn prepare_arguments_fixes_an_older_argument_shape_before_validation() {
+    let faux = faux();
+    let reply = call("c1", "paths", json!({"path": "a.txt"}));
+    faux.push(and_call(reply, "c2", "paths", json!({"paths": ["b", "c"]})));
+    faux.push(FauxReply::text("done"));
+    let agent = Agent::new(options(&faux).with_tool(handle(Paths)));
+    agent.prompt("go").await.unwrap();
+    let results: Vec<(bool, String)> = tool_results(&agent.messages())
+        .iter()
+        .map(|r| (r.is_error, r.text_content()))
+        .collect();
+    assert_eq!(
+        results,
+        [(false, "a.txt".to_string()), (false, "b,c".to_string())]
+    );
     assert_idle_and_paired(&agent);
 }

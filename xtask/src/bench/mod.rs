@@ -345,10 +345,10 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
                 bytes,
             )?;
             println!(
-                "==> search tree {}: {} files, {}",
+                "==> search tree {}: {} files, {:.0} MiB",
                 tree.root.display(),
                 tree.files,
-                report::size_text(tree.bytes)
+                tree.bytes as f64 / 1048576.0
             );
             let binaries = search::Binaries::prepare();
             for why in &binaries.missing {
