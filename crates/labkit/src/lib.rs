@@ -7,6 +7,8 @@
 //! - `--base-url` without `--provider`: any OpenAI-compatible server.
 //! - nothing: the embedded llama.cpp server with Qwen2.5-Coder-1.5B ([`oxpi_local`]).
 
+pub mod lab;
+
 use oxpi_ai::{ApiKey, Model};
 
 /// The model flags of a lab, before environment fallbacks.

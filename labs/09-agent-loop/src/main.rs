@@ -17,8 +17,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use oxpi_agent_core::{Agent, AgentEvent, AgentOptions};
-use oxpi_ai::{AssistantMessage, Message, StopReason, StreamOptions};
-use oxpi_labkit::{LiveModel, ModelArgs, MODEL_FLAGS_USAGE};
+use oxpi_ai::{AssistantMessage, Message, StreamOptions};
+use oxpi_labkit::lab::{fresh_code, provider_error, roles, run_lab};
+use oxpi_labkit::LiveModel;
 
 const PROMPT: &str = "请用 read 读取 note.txt，按其中的指引找到验证代号，只回复验证代号。";
 const POINTER: &str = "验证代号不在这里，请读取 notes/code.txt。";
@@ -37,66 +38,17 @@ struct Trace {
     turns: usize,
 }
 
-fn roles(messages: &[Message]) -> Vec<&'static str> {
-    messages.iter().map(Message::role).collect()
-}
-
 fn lock(trace: &Mutex<Trace>) -> std::sync::MutexGuard<'_, Trace> {
     trace.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A code `read-` plus six digits that differ from run to run.
-fn fresh_code() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    format!("read-{:06}", hasher.finish() % 1_000_000)
-}
-
 #[tokio::main]
 async fn main() -> ExitCode {
-    let (model_args, rest) = match ModelArgs::parse(std::env::args().skip(1)) {
-        Ok(parsed) => parsed,
-        Err(e) => return usage_error(&e),
-    };
-    if let Some(arg) = rest.first() {
-        if arg == "-h" || arg == "--help" {
-            println!("usage: lab-09 [options]\n{MODEL_FLAGS_USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        return usage_error(&format!("unknown argument {arg}"));
-    }
-    let choice = match model_args
-        .with_env(|name| std::env::var(name).ok())
-        .resolve()
-    {
-        Ok(choice) => choice,
-        Err(e) => return usage_error(&e),
-    };
-    let live = match oxpi_labkit::start(choice).await {
-        Ok(live) => live,
-        Err(e) => {
-            println!("lab 09 failed: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let outcome = run(&live).await;
-    live.shutdown().await;
-    match outcome {
-        Ok(()) => {
-            println!("lab 09 agent loop passed");
-            ExitCode::SUCCESS
-        }
-        Err(fact) => {
-            println!("lab 09 failed: {fact}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("{message}\nusage: lab-09 [options]\n{MODEL_FLAGS_USAGE}");
-    ExitCode::from(2)
+    run_lab("09", "agent loop passed", |live| async move {
+        let outcome = run(&live).await;
+        (live, outcome)
+    })
+    .await
 }
 
 async fn run(live: &LiveModel) -> Result<(), String> {
@@ -157,15 +109,6 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     println!("final answer: {}", final_answer.text().trim());
     println!("history roles: {}", roles(&history).join(" -> "));
     check_facts(&trace, &history, &final_answer, &code, &note)
-}
-
-fn provider_error(message: &AssistantMessage) -> Option<String> {
-    matches!(message.stop_reason, StopReason::Error | StopReason::Aborted).then(|| {
-        message
-            .error_message
-            .clone()
-            .unwrap_or_else(|| format!("stopReason {:?}", message.stop_reason))
-    })
 }
 
 fn print_event(event: &AgentEvent, trace: &Mutex<Trace>) {

@@ -1,0 +1,99 @@
+//! The frame every lab shares: parse the model flags, start the model, run the lab's body, print
+//! one pass or fail line and return the exit code; and the small helpers lab bodies use.
+
+use std::future::Future;
+use std::process::ExitCode;
+
+use oxpi_ai::{AssistantMessage, Message, StopReason};
+
+use crate::{LiveModel, ModelArgs, MODEL_FLAGS_USAGE};
+
+/// Runs a lab: `name` is its number (`"09"`), `passed` the words after `lab NN` on success
+/// (`"agent loop passed"`), `body` the lab itself, which returns the first fact that did not
+/// hold. Exit codes: 0 passed, 1 failed, 2 bad arguments.
+pub async fn run_lab<F, Fut>(name: &str, passed: &str, body: F) -> ExitCode
+where
+    F: FnOnce(LiveModel) -> Fut,
+    Fut: Future<Output = (LiveModel, Result<(), String>)>,
+{
+    let usage = |message: &str| {
+        eprintln!("{message}\nusage: lab-{name} [options]\n{MODEL_FLAGS_USAGE}");
+        ExitCode::from(2)
+    };
+    let (model_args, rest) = match ModelArgs::parse(std::env::args().skip(1)) {
+        Ok(parsed) => parsed,
+        Err(e) => return usage(&e),
+    };
+    if let Some(arg) = rest.first() {
+        if arg == "-h" || arg == "--help" {
+            println!("usage: lab-{name} [options]\n{MODEL_FLAGS_USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        return usage(&format!("unknown argument {arg}"));
+    }
+    let choice = match model_args.with_env(|var| std::env::var(var).ok()).resolve() {
+        Ok(choice) => choice,
+        Err(e) => return usage(&e),
+    };
+    let live = match crate::start(choice).await {
+        Ok(live) => live,
+        Err(e) => {
+            println!("lab {name} failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (live, outcome) = body(live).await;
+    live.shutdown().await;
+    match outcome {
+        Ok(()) => {
+            println!("lab {name} {passed}");
+            ExitCode::SUCCESS
+        }
+        Err(fact) => {
+            println!("lab {name} failed: {fact}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A code `read-` plus six digits that differ from run to run.
+pub fn fresh_code() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    format!("read-{:06}", hasher.finish() % 1_000_000)
+}
+
+/// The roles of `messages`, in order.
+pub fn roles(messages: &[Message]) -> Vec<&'static str> {
+    messages.iter().map(Message::role).collect()
+}
+
+/// The error of a reply that failed or was aborted.
+pub fn provider_error(message: &AssistantMessage) -> Option<String> {
+    matches!(message.stop_reason, StopReason::Error | StopReason::Aborted).then(|| {
+        message
+            .error_message
+            .clone()
+            .unwrap_or_else(|| format!("stopReason {:?}", message.stop_reason))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_look_alike_and_errors_are_named() {
+        let code = fresh_code();
+        assert!(code.starts_with("read-") && code.len() == 11, "{code}");
+        let mut failed = AssistantMessage::empty("a", "p", "m");
+        failed.stop_reason = StopReason::Error;
+        assert_eq!(provider_error(&failed), Some("stopReason Error".into()));
+        failed.error_message = Some("boom".into());
+        assert_eq!(provider_error(&failed), Some("boom".into()));
+        failed.stop_reason = StopReason::Stop;
+        assert_eq!(provider_error(&failed), None);
+        assert_eq!(roles(&[Message::user("hi")]), ["user"]);
+    }
+}
