@@ -3,7 +3,9 @@
 
 use std::future::Future;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
+use oxpi_agent_core::StreamFn;
 use oxpi_ai::{AssistantMessage, Message, StopReason};
 
 use crate::{LiveModel, ModelArgs, MODEL_FLAGS_USAGE};
@@ -53,6 +55,34 @@ where
             println!("lab {name} failed: {fact}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The roles of every model request an agent makes, printed as they go out
+/// (`request 2 roles: user -> assistant -> toolResult`). Clones share the log.
+#[derive(Debug, Clone, Default)]
+pub struct RequestLog(Arc<Mutex<Vec<Vec<&'static str>>>>);
+
+impl RequestLog {
+    /// A stream function for `AgentOptions::stream_fn` that records and prints each request,
+    /// then streams it as usual.
+    pub fn stream_fn(&self) -> StreamFn {
+        let log = self.clone();
+        Arc::new(move |model, context, options| {
+            let request_roles = roles(&context.messages);
+            let count = {
+                let mut requests = log.0.lock().unwrap_or_else(|p| p.into_inner());
+                requests.push(request_roles.clone());
+                requests.len()
+            };
+            println!("request {count} roles: {}", request_roles.join(" -> "));
+            oxpi_ai::stream(model, context, options)
+        })
+    }
+
+    /// The requests so far: the roles of each one's messages.
+    pub fn requests(&self) -> Vec<Vec<&'static str>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 

@@ -136,10 +136,9 @@ impl AgentTool for EditTool {
         cancel: CancellationToken,
         _on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
-        let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || edit_file(&workspace, &args, &cancel))
+        self.workspace
+            .run_blocking(args, cancel, "Cannot edit: the edit task failed", edit_file)
             .await
-            .map_err(|e| ToolError::new(format!("Cannot edit: the edit task failed: {e}")))?
     }
 }
 

@@ -92,10 +92,9 @@ impl AgentTool for FindTool {
         cancel: CancellationToken,
         _on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
-        let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || find(&workspace, &args, &cancel))
+        self.workspace
+            .run_blocking(args, cancel, "find failed", find)
             .await
-            .map_err(|e| ToolError::new(format!("find failed: {e}")))?
     }
 }
 

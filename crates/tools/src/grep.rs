@@ -119,10 +119,9 @@ impl AgentTool for GrepTool {
         cancel: CancellationToken,
         _on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
-        let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || grep(&workspace, &args, &cancel))
+        self.workspace
+            .run_blocking(args, cancel, "grep failed", grep)
             .await
-            .map_err(|e| ToolError::new(format!("grep failed: {e}")))?
     }
 }
 

@@ -86,10 +86,9 @@ impl AgentTool for LsTool {
         cancel: CancellationToken,
         _on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
-        let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || list(&workspace, &args, &cancel))
+        self.workspace
+            .run_blocking(args, cancel, "ls failed", list)
             .await
-            .map_err(|e| ToolError::new(format!("ls failed: {e}")))?
     }
 }
 

@@ -16,6 +16,9 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use oxpi_agent_core::{AgentToolResult, ToolError};
+use tokio_util::sync::CancellationToken;
+
 /// Default maximum number of lines `read` returns in one call.
 pub const DEFAULT_MAX_LINES: usize = 2000;
 /// Default maximum number of bytes of text `read` returns in one call (50 KB).
@@ -339,6 +342,21 @@ impl Workspace {
                 path: path.to_string(),
             })
         }
+    }
+
+    /// Runs a tool's file-system work `f` on Tokio's blocking thread pool; `failed` starts the
+    /// error text if that task itself fails (a panic).
+    pub(crate) async fn run_blocking<A: Send + 'static>(
+        &self,
+        args: A,
+        cancel: CancellationToken,
+        failed: &str,
+        f: fn(&Workspace, &A, &CancellationToken) -> Result<AgentToolResult, ToolError>,
+    ) -> Result<AgentToolResult, ToolError> {
+        let workspace = self.clone();
+        tokio::task::spawn_blocking(move || f(&workspace, &args, &cancel))
+            .await
+            .map_err(|e| ToolError::new(format!("{failed}: {e}")))?
     }
 
     /// Waits for, then holds, the workspace's lock on changes until the guard is dropped.

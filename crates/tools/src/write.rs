@@ -81,10 +81,14 @@ impl AgentTool for WriteTool {
         cancel: CancellationToken,
         _on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
-        let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || write_file(&workspace, &args, &cancel))
+        self.workspace
+            .run_blocking(
+                args,
+                cancel,
+                "Cannot write: the write task failed",
+                write_file,
+            )
             .await
-            .map_err(|e| ToolError::new(format!("Cannot write: the write task failed: {e}")))?
     }
 }
 

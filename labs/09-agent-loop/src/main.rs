@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use oxpi_agent_core::{Agent, AgentEvent, AgentOptions};
 use oxpi_ai::{AssistantMessage, Message, StreamOptions};
-use oxpi_labkit::lab::{fresh_code, provider_error, roles, run_lab};
+use oxpi_labkit::lab::{fresh_code, provider_error, roles, run_lab, RequestLog};
 use oxpi_labkit::LiveModel;
 
 const PROMPT: &str = "请用 read 读取 note.txt，按其中的指引找到验证代号，只回复验证代号。";
@@ -67,18 +67,7 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     let read = oxpi_tools::read_tool(workspace).map_err(|e| e.to_string())?;
 
     let trace = Arc::new(Mutex::new(Trace::default()));
-    let recorder = trace.clone();
-    let stream_fn: oxpi_agent_core::StreamFn = Arc::new(move |model, context, options| {
-        let request_roles = roles(&context.messages);
-        let mut trace = lock(&recorder);
-        trace.requests.push(request_roles.clone());
-        println!(
-            "request {} roles: {}",
-            trace.requests.len(),
-            request_roles.join(" -> ")
-        );
-        oxpi_ai::stream(model, context, options)
-    });
+    let requests = RequestLog::default();
     let mut options = AgentOptions::new(live.model.clone())
         .with_system_prompt(SYSTEM_PROMPT)
         .with_tool(read)
@@ -88,7 +77,7 @@ async fn run(live: &LiveModel) -> Result<(), String> {
             api_key: live.api_key.clone(),
             ..StreamOptions::default()
         });
-    options.stream_fn = Some(stream_fn);
+    options.stream_fn = Some(requests.stream_fn());
     let agent = Agent::new(options);
 
     let events = trace.clone();
@@ -98,7 +87,8 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     agent.prompt(PROMPT).await.map_err(|e| e.to_string())?;
 
     let history = agent.messages();
-    let trace = lock(&trace);
+    let mut trace = lock(&trace);
+    trace.requests = requests.requests();
     let final_answer = match history.last() {
         Some(Message::Assistant(m)) => m.clone(),
         _ => return Err("the history does not end with an assistant message".to_string()),
