@@ -16,6 +16,9 @@ Runs, in order, stopping at the first failure:
   3. cargo test --workspace -- --skip replays_every_recorded
      cargo test --workspace replays_every_recorded -- --nocapture
                                        (the recorded-stream replays, each printing how many it replayed)
+     cargo test -p oxpi-ai --no-default-features --test without_tls
+     cargo check -p oxpi-ai --no-default-features --features native-tls
+                                       (oxpi-ai without TLS, and with the platform's TLS)
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
@@ -100,6 +103,31 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
     cargo(
         root,
         &["test", "--workspace", REPLAY_TESTS, "--", "--nocapture"],
+        &[],
+    )?;
+    // oxpi-ai's TLS features: none (an https URL is a clear error) and the platform's TLS.
+    cargo(
+        root,
+        &[
+            "test",
+            "-p",
+            "oxpi-ai",
+            "--no-default-features",
+            "--test",
+            "without_tls",
+        ],
+        &[],
+    )?;
+    cargo(
+        root,
+        &[
+            "check",
+            "-p",
+            "oxpi-ai",
+            "--no-default-features",
+            "--features",
+            "native-tls",
+        ],
         &[],
     )?;
     cargo(

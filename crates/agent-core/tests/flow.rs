@@ -340,7 +340,7 @@ async fn unknown_tool_gets_a_not_found_error_result() {
 #[tokio::test]
 async fn invalid_arguments_get_a_validation_error_and_the_tool_does_not_run() {
     let faux = faux();
-    faux.push(call("c1", "read", json!({"path": 3})));
+    faux.push(call("c1", "read", json!({"path": [3]})));
     faux.push(call("c2", "read", json!({})));
     faux.push(FauxReply::text("ok"));
     let read = ReadTool::default();

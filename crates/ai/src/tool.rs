@@ -15,9 +15,13 @@
 //!
 //! let tool = tool_definition::<ReadArgs>("read", "Read a file").unwrap();
 //! let validator = ArgumentValidator::new(&tool).unwrap();
+//! // Like pi, a value of another primitive type is converted where it can be.
 //! let args = serde_json::json!({"path": 3}).as_object().unwrap().clone();
+//! assert_eq!(validator.parse::<ReadArgs>(&args).unwrap().path, "3");
+//! // What cannot be converted is an error, in pi's words, sent back to the model.
+//! let args = serde_json::json!({"path": [3]}).as_object().unwrap().clone();
 //! let err = validator.parse::<ReadArgs>(&args).unwrap_err();
-//! assert!(err.to_string().starts_with("Validation failed for tool \"read\":\n  - path:"));
+//! assert!(err.to_string().starts_with("Validation failed for tool \"read\":\n  - path: must be string"));
 //! ```
 
 use schemars::{generate::SchemaSettings, JsonSchema};
@@ -25,6 +29,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::types::context::Tool;
+
+mod pi_text;
 
 /// A tool's schema could not be made or compiled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -96,37 +102,75 @@ pub fn tool_definition<A: JsonSchema>(
 }
 
 /// Checks arguments against a tool's schema; compiled once, used for every call.
-#[derive(Debug)]
+///
+/// The schema is compiled by [`boon`] (JSON Schema 2020-12 unless `$schema` says otherwise).
+/// Only `$ref`s inside the schema resolve: a reference to a file or a URL is a [`SchemaError`],
+/// never a read. Problems are reported in pi's words (`must be string`).
 pub struct ArgumentValidator {
     tool: String,
     schema: Value,
-    validator: jsonschema::Validator,
+    schemas: boon::Schemas,
+    index: boon::SchemaIndex,
+}
+
+impl std::fmt::Debug for ArgumentValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgumentValidator")
+            .field("tool", &self.tool)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The address the tool's schema is known by while it is compiled.
+const SCHEMA_URL: &str = "urn:oxpi:tool-parameters";
+
+/// Refuses to load anything: a tool schema must be self-contained.
+struct NoLoader;
+
+impl boon::UrlLoader for NoLoader {
+    fn load(&self, url: &str) -> Result<Value, Box<dyn std::error::Error>> {
+        Err(format!("{url} is outside the schema (only local $refs resolve)").into())
+    }
 }
 
 impl ArgumentValidator {
     /// Compiles `tool.parameters`.
     pub fn new(tool: &Tool) -> Result<Self, SchemaError> {
-        let validator = jsonschema::validator_for(&tool.parameters).map_err(|e| SchemaError {
+        let schema_error = |reason: String| SchemaError {
             tool: tool.name.clone(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        let mut compiler = boon::Compiler::new();
+        compiler.use_loader(Box::new(NoLoader));
+        compiler
+            .add_resource(SCHEMA_URL, tool.parameters.clone())
+            .map_err(|e| schema_error(compile_error_text(&e)))?;
+        let mut schemas = boon::Schemas::new();
+        let index = compiler
+            .compile(SCHEMA_URL, &mut schemas)
+            .map_err(|e| schema_error(compile_error_text(&e)))?;
         Ok(Self {
             tool: tool.name.clone(),
             schema: tool.parameters.clone(),
-            validator,
+            schemas,
+            index,
         })
     }
 
-    /// Validates `arguments` and returns them normalized: like pi (AJV's `coerceTypes`), a string
-    /// where the schema wants a number, integer or boolean is converted when it parses as one
-    /// (`"10"` → `10`). The error names every failing field.
+    /// Validates `arguments` and returns them normalized: like pi, a string where the schema
+    /// wants a number, integer or boolean is converted when it parses as one (`"10"` → `10`).
+    /// The error names every failing field and shows the arguments as received.
     pub fn validate(
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ValidationError> {
         let mut instance = Value::Object(arguments.clone());
         coerce(&mut instance, &self.schema, &self.schema, 0);
-        self.validate_value(&instance)?;
+        let problems = self.problems(&instance);
+        if !problems.is_empty() {
+            return Err(self.error(problems, &Value::Object(arguments.clone())));
+        }
         match instance {
             Value::Object(map) => Ok(map),
             _ => Ok(arguments.clone()),
@@ -135,37 +179,18 @@ impl ArgumentValidator {
 
     /// Validates any JSON value as it is (no coercion; a non-object fails on the root).
     pub fn validate_value(&self, instance: &Value) -> Result<(), ValidationError> {
-        let problems: Vec<(String, String)> = self
-            .validator
-            .iter_errors(instance)
-            .map(|e| {
-                let mut pointer = e
-                    .instance_path()
-                    .to_string()
-                    .trim_start_matches('/')
-                    .to_string();
-                if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind() {
-                    let property = property
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| property.to_string());
-                    if !pointer.is_empty() {
-                        pointer.push('/');
-                    }
-                    pointer.push_str(&property);
-                }
-                let path = if pointer.is_empty() {
-                    "root".to_string()
-                } else {
-                    pointer
-                };
-                (path, e.to_string())
-            })
-            .collect();
+        let problems = self.problems(instance);
         if problems.is_empty() {
             Ok(())
         } else {
             Err(self.error(problems, instance))
+        }
+    }
+
+    fn problems(&self, instance: &Value) -> Vec<(String, String)> {
+        match self.schemas.validate(instance, self.index) {
+            Ok(()) => Vec::new(),
+            Err(error) => pi_text::problems(&error, &self.schema),
         }
     }
 
@@ -189,7 +214,24 @@ impl ArgumentValidator {
     }
 }
 
-/// Converts strings to the number, integer or boolean the schema asks for, where they parse.
+/// A compile error as one line: boon's text and the causes it chains.
+fn compile_error_text(error: &boon::CompileError) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Converts primitives to the type the schema asks for, by pi's rules (`coercePrimitiveByType`):
+/// where the value is none of the schema's `type`s, the first type it converts to wins
+/// (`"10"` → `10`, `"true"` → `true`, `3` → `"3"`, `null` → `0`, `false`, `""`).
 /// Follows `properties`, `items`, local `$ref`s and `anyOf`/`oneOf`/`allOf` branches.
 fn coerce(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
     if depth > 32 {
@@ -213,36 +255,17 @@ fn coerce(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
             coerce(value, branch, root, depth + 1);
         }
     }
-    match value {
-        Value::String(text) => {
-            let wants = |t: &str| match schema.get("type") {
-                Some(Value::String(s)) => s == t,
-                Some(Value::Array(types)) => types.iter().any(|v| v == t),
-                _ => false,
-            };
-            if wants("string") {
-                return;
-            }
-            let trimmed = text.trim();
-            let as_integer = || trimmed.parse::<i64>().ok().map(Value::from);
-            let as_number = || {
-                trimmed
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(serde_json::Number::from_f64)
-                    .map(Value::Number)
-            };
-            let coerced = match trimmed {
-                _ if wants("integer") && as_integer().is_some() => as_integer(),
-                _ if wants("number") && as_number().is_some() => as_integer().or_else(as_number),
-                "true" if wants("boolean") => Some(Value::Bool(true)),
-                "false" if wants("boolean") => Some(Value::Bool(false)),
-                _ => None,
-            };
-            if let Some(new) = coerced {
-                *value = new;
-            }
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(one)) => vec![one.as_str()],
+        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !types.iter().any(|t| is_of_type(value, t)) {
+        if let Some(converted) = types.iter().find_map(|t| convert_primitive(value, t)) {
+            *value = converted;
         }
+    }
+    match value {
         Value::Object(map) => {
             if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
                 for (name, item) in map.iter_mut() {
@@ -261,4 +284,57 @@ fn coerce(value: &mut Value, schema: &Value, root: &Value, depth: usize) {
         }
         _ => {}
     }
+}
+
+/// Whether `value` is of the JSON Schema type `name`.
+fn is_of_type(value: &Value, name: &str) -> bool {
+    match (name, value) {
+        ("null", Value::Null)
+        | ("boolean", Value::Bool(_))
+        | ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        ("integer", Value::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// `value` converted to the type `name` by pi's rules, or `None` when it does not convert.
+fn convert_primitive(value: &Value, name: &str) -> Option<Value> {
+    let number = |text: &str| {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return None;
+        }
+        trimmed.parse::<i64>().map(Value::from).ok().or_else(|| {
+            let float = trimmed.parse::<f64>().ok().filter(|f| f.is_finite())?;
+            if float.fract() == 0.0 && float.abs() < 9.007_199_254_740_992e15 {
+                // Integral: written without a fraction, as JavaScript's Number does.
+                return Some(Value::from(float as i64));
+            }
+            serde_json::Number::from_f64(float).map(Value::Number)
+        })
+    };
+    let converted = match (name, value) {
+        ("number" | "integer", Value::Null) => Value::from(0),
+        ("number" | "integer", Value::Bool(b)) => Value::from(u8::from(*b)),
+        ("number", Value::String(text)) => number(text)?,
+        ("integer", Value::String(text)) => number(text).filter(|n| is_of_type(n, "integer"))?,
+        ("boolean", Value::Null) => Value::Bool(false),
+        ("boolean", Value::String(text)) if text == "true" => Value::Bool(true),
+        ("boolean", Value::String(text)) if text == "false" => Value::Bool(false),
+        ("boolean", Value::Number(n)) if n.as_f64() == Some(1.0) => Value::Bool(true),
+        ("boolean", Value::Number(n)) if n.as_f64() == Some(0.0) => Value::Bool(false),
+        ("string", Value::Null) => Value::String(String::new()),
+        ("string", Value::Number(n)) => Value::String(n.to_string()),
+        ("string", Value::Bool(b)) => Value::String(b.to_string()),
+        ("null", Value::String(text)) if text.is_empty() => Value::Null,
+        ("null", Value::Number(n)) if n.as_f64() == Some(0.0) => Value::Null,
+        ("null", Value::Bool(false)) => Value::Null,
+        _ => return None,
+    };
+    Some(converted)
 }

@@ -7,6 +7,7 @@ use oxpi_ai::schema::openai_strict::{
     remove_added_nulls, strict_tool_parameters, to_openai_strict, StrictSchemaError,
 };
 use oxpi_ai::tool::{parameters_schema, tool_definition, ArgumentValidator};
+use oxpi_ai::Tool;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -423,19 +424,29 @@ fn the_tool_error_names_the_tool() {
     );
 }
 
+/// A validator for any schema (the strict form of a tool's).
+fn schema_validator(schema: &Value) -> ArgumentValidator {
+    ArgumentValidator::new(&Tool {
+        name: "strict".to_string(),
+        description: String::new(),
+        parameters: schema.clone(),
+    })
+    .expect("the strict schema compiles")
+}
+
 /// What a strict-mode model sends (every property, `null` for absent ones) passes the strict
 /// schema and, once the forced `null`s are removed, the tool's own schema and type.
 #[test]
 fn strict_arguments_pass_the_original_schema_after_removing_forced_nulls() {
     let tool = tool_definition::<Nested>("nest", "Nest").unwrap();
     let strict_schema = strict_tool_parameters(&tool).unwrap();
-    let strict_validator = jsonschema::validator_for(&strict_schema).unwrap();
+    let strict_validator = schema_validator(&strict_schema);
     let mut sent = json!({
         "inner": {"name": "a", "count": 1},
         "maybe": null,
         "list": [{"name": "b", "count": 2}],
     });
-    assert!(strict_validator.is_valid(&sent));
+    assert_eq!(strict_validator.validate_value(&sent), Ok(()));
     remove_added_nulls(&mut sent, &tool.parameters);
     // `maybe` is an Option: null is its own value, so it stays.
     assert_eq!(sent["maybe"], Value::Null);
@@ -446,13 +457,19 @@ fn strict_arguments_pass_the_original_schema_after_removing_forced_nulls() {
     let tool = tool_definition::<Constrained>("c", "C").unwrap();
     let strict_schema = strict_tool_parameters(&tool).unwrap();
     let mut sent = json!({"mail": "a@b.c", "level": 2, "tags": ["x"], "unit": null});
-    assert!(jsonschema::validator_for(&strict_schema)
-        .unwrap()
-        .is_valid(&sent));
+    assert_eq!(
+        schema_validator(&strict_schema).validate_value(&sent),
+        Ok(())
+    );
     let validator = ArgumentValidator::new(&tool).unwrap();
-    assert!(
-        validator.validate(sent.as_object().unwrap()).is_err(),
-        "null is no string"
+    // Left in, the forced null would become "" (pi's null-to-string rule), not the default "cm".
+    assert_eq!(
+        validator.validate_value(&sent).map_err(|e| e.problems),
+        Err(vec![("unit".to_string(), "must be string".to_string())])
+    );
+    assert_eq!(
+        validator.validate(sent.as_object().unwrap()).unwrap()["unit"],
+        ""
     );
     remove_added_nulls(&mut sent, &tool.parameters);
     assert_eq!(sent, json!({"mail": "a@b.c", "level": 2, "tags": ["x"]}));

@@ -165,7 +165,7 @@ async fn unknown_arguments_fail_validation() {
     for args in [
         json!({ "path": "a.txt" }),
         json!({ "path": "a.txt", "content": "x", "append": true }),
-        json!({ "path": "a.txt", "content": 3 }),
+        json!({ "path": "a.txt", "content": ["x"] }),
     ] {
         let err = write(&fx.ws, args.clone()).await.unwrap_err();
         assert!(

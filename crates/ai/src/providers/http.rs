@@ -170,15 +170,34 @@ enum Attempt {
     },
 }
 
+/// Whether this build can speak TLS (feature `rustls` or `native-tls`).
+pub const TLS_ENABLED: bool = cfg!(any(feature = "rustls", feature = "native-tls"));
+
+/// The error text for an `https` URL in a build without TLS; `None` when the URL can be reached.
+fn missing_tls(url: &reqwest::Url) -> Option<String> {
+    (!TLS_ENABLED && url.scheme() == "https").then(|| {
+        format!(
+            "cannot reach {}: oxpi-ai was built without TLS (enable its feature \"rustls\" or \"native-tls\")",
+            url.origin().ascii_serialization()
+        )
+    })
+}
+
 async fn try_open(
     request: RequestBuilder,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
 ) -> Result<SseSource, Attempt> {
+    let (client, request) = request.build_split();
+    let request =
+        request.map_err(|e| Attempt::Fatal(format!("could not build the request: {e}")))?;
+    if let Some(text) = missing_tls(request.url()) {
+        return Err(Attempt::Fatal(text));
+    }
     let response = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
-        response = tokio::time::timeout(options.request_timeout, request.send()) => response,
+        response = tokio::time::timeout(options.request_timeout, client.execute(request)) => response,
     };
     let response = match response {
         Err(_) => {
