@@ -8,9 +8,11 @@
 //! - `fuzz`: run a cargo-fuzz target for a while.
 //! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
 //! - `pi-replay`: every recorded provider stream through oxpi and pi-ai, compared.
+//! - `build-cost`: a user's first build of oxpi-ai (fresh crate, empty target), timed.
 
 mod args;
 mod bench;
+mod build_cost;
 mod ci;
 mod fuzz;
 mod labs;
@@ -30,6 +32,7 @@ Commands:
   fuzz          Run a cargo-fuzz target for N seconds (partial_json, sse_decoder, chat_stream, workspace_resolve)
   bench         Measure oxpi against pi-ai (TS) and the Rust port pi-ai; write BENCHMARKS.md
   pi-replay     Replay every recorded stream through oxpi and pi-ai (TS); list the differences
+  build-cost    Time a user's first build of oxpi-ai (fresh crate, empty target, debug + release)
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
@@ -52,6 +55,8 @@ enum Command {
     Bench(bench::Options),
     /// `pi-replay`.
     PiReplay(pi_replay::Options),
+    /// `build-cost`.
+    BuildCost(build_cost::Options),
 }
 
 /// Parses the arguments after the program name.
@@ -69,6 +74,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
         "pi-replay" => pi_replay::Options::parse(rest).map(Command::PiReplay),
+        "build-cost" => build_cost::Options::parse(rest).map(Command::BuildCost),
         other => Err(format!("unknown command `{other}`")),
     }
 }
@@ -112,6 +118,7 @@ fn main() -> ExitCode {
         Command::Fuzz(options) => fuzz::run(&workspace_root(), options),
         Command::Bench(options) => bench::run(&workspace_root(), options),
         Command::PiReplay(options) => pi_replay::run(&workspace_root(), options),
+        Command::BuildCost(options) => build_cost::run(&workspace_root(), options),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
