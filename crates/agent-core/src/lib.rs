@@ -17,5 +17,6 @@ pub use hooks::{
     ToolExecution, ToolOutcome, TransformContextFn,
 };
 pub use tool::{
-    AgentTool, AgentToolHandle, AgentToolResult, ToolCallFailure, ToolError, ToolUpdateFn,
+    AgentTool, AgentToolHandle, AgentToolResult, DynamicAgentTool, ToolCallFailure, ToolError,
+    ToolUpdateFn,
 };

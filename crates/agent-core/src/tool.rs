@@ -160,6 +160,80 @@ trait ErasedTool: Send + Sync {
     ) -> BoxFuture<'a, Result<AgentToolResult, ToolCallFailure>>;
 }
 
+/// A tool whose schema is known only at run time (a tool of an MCP server, a plugin): its
+/// definition is data, given to [`AgentToolHandle::from_definition`], and it gets the arguments
+/// as a JSON object that already passed the definition's schema (pi's conversions applied).
+///
+/// ```
+/// use futures::future::{BoxFuture, FutureExt};
+/// use oxpi_agent_core::{AgentToolHandle, AgentToolResult, DynamicAgentTool, ToolError, ToolUpdateFn};
+/// use serde_json::{json, Map, Value};
+/// use tokio_util::sync::CancellationToken;
+///
+/// struct Shout;
+///
+/// impl DynamicAgentTool for Shout {
+///     fn execute<'a>(
+///         &'a self,
+///         _tool_call_id: &'a str,
+///         args: Map<String, Value>,
+///         _cancel: CancellationToken,
+///         _on_update: ToolUpdateFn,
+///     ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>> {
+///         let text = args["text"].as_str().unwrap_or_default().to_uppercase();
+///         async move { Ok(AgentToolResult::text(text)) }.boxed()
+///     }
+/// }
+///
+/// let definition = oxpi_ai::Tool {
+///     name: "shout".into(),
+///     description: "Repeat the text, louder".into(),
+///     parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+/// };
+/// let handle = AgentToolHandle::from_definition(definition, "Shout", Shout).unwrap();
+/// assert_eq!(handle.name(), "shout");
+/// ```
+pub trait DynamicAgentTool: Send + Sync + 'static {
+    /// Runs the tool. `cancel` fires when the agent is aborted; `on_update` streams partial results.
+    fn execute<'a>(
+        &'a self,
+        tool_call_id: &'a str,
+        args: Map<String, Value>,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolError>>;
+}
+
+/// A [`DynamicAgentTool`] behind the erased interface: it validates against the definition.
+struct Dynamic<T>(T);
+
+impl<T: DynamicAgentTool> ErasedTool for Dynamic<T> {
+    fn prepare_erased(&self, args: Map<String, Value>) -> Map<String, Value> {
+        args
+    }
+
+    fn execute_erased<'a>(
+        &'a self,
+        tool_call_id: &'a str,
+        args: Map<String, Value>,
+        validator: Option<&'a ArgumentValidator>,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> BoxFuture<'a, Result<AgentToolResult, ToolCallFailure>> {
+        async move {
+            let args = match validator {
+                Some(validator) => validator.validate(&args)?,
+                None => args,
+            };
+            Ok(self
+                .0
+                .execute(tool_call_id, args, cancel, on_update)
+                .await?)
+        }
+        .boxed()
+    }
+}
+
 /// Why a tool call produced an error result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolCallFailure {
@@ -223,6 +297,29 @@ impl AgentToolHandle {
             label: Arc::from(tool.label()),
             validator: Arc::new(validator),
             inner: Arc::new(tool),
+        })
+    }
+
+    /// Wraps a tool whose definition is data (see [`DynamicAgentTool`]). Fails when the
+    /// parameters are not an object schema or do not compile.
+    pub fn from_definition(
+        definition: Tool,
+        label: impl Into<String>,
+        tool: impl DynamicAgentTool,
+    ) -> Result<Self, SchemaError> {
+        if definition.parameters.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(SchemaError {
+                tool: definition.name,
+                reason: "the parameters must be an object schema (\"type\": \"object\")"
+                    .to_string(),
+            });
+        }
+        let validator = ArgumentValidator::new(&definition)?;
+        Ok(Self {
+            label: Arc::from(label.into()),
+            definition: Arc::new(definition),
+            validator: Arc::new(validator),
+            inner: Arc::new(Dynamic(tool)),
         })
     }
 

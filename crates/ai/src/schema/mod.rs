@@ -5,3 +5,29 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod openai_strict;
+
+use crate::tool::SchemaError;
+use crate::types::context::Tool;
+use crate::types::model::{API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI};
+
+/// Checks that `tool`'s schema can be sent to the wire API `api` (a [`crate::Model`]'s `api`),
+/// so a tool from elsewhere (an MCP server) fails when it is set up rather than with a 400 on
+/// the first request. Anthropic and Gemini schemas go through their dialects; the OpenAI APIs
+/// take the schema as it is (strict mode is checked when a request is built).
+///
+/// ```
+/// use oxpi_ai::schema::check_for_api;
+/// let tool = oxpi_ai::Tool {
+///     name: "count".into(),
+///     description: "Count".into(),
+///     parameters: serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+/// };
+/// assert!(check_for_api("google-generative-ai", &tool).is_ok());
+/// ```
+pub fn check_for_api(api: &str, tool: &Tool) -> Result<(), SchemaError> {
+    match api {
+        API_ANTHROPIC_MESSAGES => anthropic::input_schema(&tool.name, &tool.parameters).map(drop),
+        API_GOOGLE_GENERATIVE_AI => gemini::tool_parameters(tool).map(drop),
+        _ => Ok(()),
+    }
+}

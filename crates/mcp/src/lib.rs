@@ -1,0 +1,36 @@
+//! Tools from [Model Context Protocol](https://modelcontextprotocol.io) servers as oxpi agent
+//! tools, over the official Rust SDK (`rmcp`).
+//!
+//! [`McpClient::connect`] starts a server program (stdio) or reaches a URL (streamable HTTP,
+//! feature `http`), and [`McpClient::tools`] turns each of the server's tools into an
+//! [`oxpi_agent_core::AgentToolHandle`]: the server's schema validates the arguments before a
+//! call, text and images come back as the result's content, `isError` as an error result,
+//! structured content in `details`. An abort of the agent cancels the call on the server; a
+//! call that times out, or a server that crashes mid-call, ends that call with an error and the
+//! agent goes on; a stdio server that exited is started again on the next call.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use oxpi_agent_core::{Agent, AgentOptions};
+//! use oxpi_mcp::{McpClient, McpServer};
+//!
+//! let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+//! let git = McpClient::connect(McpServer::stdio("git", "mcp-server-git").args(["-r", "."])).await?;
+//! let mut options = AgentOptions::new(model);
+//! for tool in git.tools().await? {
+//!     options = options.with_tool(tool);
+//! }
+//! let agent = Agent::new(options);
+//! agent.prompt("What was the last commit about?").await?;
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod content;
+mod error;
+mod server;
+mod tool;
+
+pub use client::McpClient;
+pub use error::McpError;
+pub use server::{McpServer, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES};
