@@ -13,6 +13,8 @@
 //! # });
 //! ```
 
+pub mod mcp_servers;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
