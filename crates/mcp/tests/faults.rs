@@ -307,3 +307,59 @@ async fn a_program_that_does_not_exist_is_a_clear_error() {
         "{error}"
     );
 }
+
+/// An agent whose model calls `crash`, then `echo`: the crash is that call's error result, the
+/// server comes back for the next call, and every call has exactly one result.
+#[tokio::test]
+async fn an_agent_goes_on_after_the_server_crashes_mid_call() {
+    use oxpi_agent_core::{Agent, AgentOptions};
+    use oxpi_ai::faux::{FauxProvider, FauxReply};
+    use oxpi_ai::{Message, ProviderRegistry};
+
+    let s = setup(|server| server).await;
+    let faux = FauxProvider::new();
+    let call = |id: &str, name: &str, args: Value| {
+        FauxReply::new().with_raw_tool_call(Some(id.to_string()), name, args.to_string())
+    };
+    faux.push(call("c1", "crash", json!({})));
+    faux.push(call("c2", "echo", json!({"text": "after the crash"})));
+    faux.push(FauxReply::text("done"));
+    let mut registry = ProviderRegistry::new();
+    registry.register(faux.clone());
+    let mut options = AgentOptions::new(faux.model()).with_registry(registry);
+    for tool in s.tools.clone() {
+        options = options.with_tool(tool);
+    }
+    let agent = Agent::new(options);
+    agent.prompt("go").await.unwrap();
+
+    let results: Vec<_> = agent
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results
+            .iter()
+            .map(|r| r.tool_call_id.as_str())
+            .collect::<Vec<_>>(),
+        ["c1", "c2"]
+    );
+    assert!(results[0].is_error);
+    assert!(
+        results[0]
+            .text_content()
+            .starts_with("MCP server `faults` closed the connection during the call to crash"),
+        "{}",
+        results[0].text_content()
+    );
+    assert!(!results[1].is_error);
+    assert_eq!(results[1].text_content(), "after the crash");
+    match agent.messages().last() {
+        Some(Message::Assistant(last)) => assert_eq!(last.text(), "done"),
+        other => panic!("expected the final reply, got {other:?}"),
+    }
+}
