@@ -105,6 +105,12 @@ impl AgentOptions {
         self
     }
 
+    /// Adds tools (e.g. every tool of an MCP server, or `oxpi_tools::coding_tools`).
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = AgentToolHandle>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
     /// Sets the request options template.
     pub fn with_stream_options(mut self, options: StreamOptions) -> Self {
         self.stream_options = options;

@@ -87,14 +87,10 @@ impl Shared {
 ///
 /// let time = McpClient::connect(McpServer::stdio("time", "mcp-server-time")).await?;
 /// let tools = time.tools().await?; // get_current_time, convert_time
-/// let mut options = oxpi_agent_core::AgentOptions::new(oxpi_ai::Model::openai_compatible(
-///     "http://127.0.0.1:8080/v1",
-///     "qwen",
-/// ));
-/// for tool in tools {
-///     options = options.with_tool(tool);
-/// }
-/// let agent = oxpi_agent_core::Agent::new(options);
+/// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+/// let agent = oxpi_agent_core::Agent::new(
+///     oxpi_agent_core::AgentOptions::new(model).with_tools(tools),
+/// );
 /// agent.prompt("What time is it in Tokyo?").await?;
 /// # Ok(()) }
 /// ```

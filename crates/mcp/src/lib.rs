@@ -10,19 +10,16 @@
 //! agent goes on; a stdio server that exited is started again on the next call.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use oxpi_agent_core::{Agent, AgentOptions};
 //! use oxpi_mcp::{McpClient, McpServer};
 //!
-//! let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
-//! let git = McpClient::connect(McpServer::stdio("git", "mcp-server-git").args(["-r", "."])).await?;
-//! let mut options = AgentOptions::new(model);
-//! for tool in git.tools().await? {
-//!     options = options.with_tool(tool);
+//! async fn ask_git(model: oxpi_ai::Model) -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = McpServer::stdio("git", "mcp-server-git").args(["--repository", "."]);
+//!     let git = McpClient::connect(server).await?;
+//!     let agent = Agent::new(AgentOptions::new(model).with_tools(git.tools().await?));
+//!     agent.prompt("What was the last commit about?").await?;
+//!     Ok(())
 //! }
-//! let agent = Agent::new(options);
-//! agent.prompt("What was the last commit about?").await?;
-//! # Ok(()) }
 //! ```
 
 mod client;

@@ -88,12 +88,32 @@ async fn every_tool_is_listed_and_the_bad_schema_is_named() {
     assert_eq!(
         names,
         BTreeSet::from([
-            "add", "crash", "echo", "fail", "grow", "hang", "huge", "image", "link", "slow"
+            "add", "crash", "echo", "fail", "grow", "hang", "huge", "image", "link", "pair", "slow"
         ])
     );
     let echo = find(&tools, "echo");
     assert_eq!(echo.definition().description, "Repeat the text");
     assert_eq!(echo.definition().parameters["required"], json!(["text"]));
+}
+
+#[tokio::test]
+async fn a_schema_the_target_api_cannot_express_fails_at_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = fault_server(&dir.path().join("log")).target_api("google-generative-ai");
+    let client = McpClient::connect(server).await.unwrap();
+    let (tools, rejected) = client.tools_lenient().await.unwrap();
+    let rejected: Vec<(String, String)> =
+        rejected.into_iter().map(|e| (e.tool, e.reason)).collect();
+    assert_eq!(rejected.len(), 2, "{rejected:?}");
+    assert_eq!(rejected[1].0, "pair");
+    assert!(rejected[1].1.contains("prefixItems"), "{rejected:?}");
+    assert!(tools.iter().all(|t| t.name() != "pair"));
+    // Without a target API, the OpenAI-style default takes the tuple as it is.
+    let s = setup(|server| server).await;
+    let pair = run(find(&s.tools, "pair"), json!({"point": [1, 2]}))
+        .await
+        .unwrap();
+    assert_eq!(text(&pair), "paired");
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 //! - `slow {ms}`: answers after `ms` milliseconds;
 //! - `huge {bytes}`: a text result of that many bytes; `image`: a PNG; `link`: a resource link;
 //! - `fail`: a result with `isError`; `bad_schema`: listed with a schema that does not compile;
+//! - `pair`: a tuple argument (`prefixItems`), which Gemini's schema dialect cannot express;
 //! - `grow`: adds the tool `late` and sends `notifications/tools/list_changed`.
 //!
 //! With `OXPI_MCP_TEST_LOG=<file>`, each call's start, end and cancellation is appended to the
@@ -105,6 +106,17 @@ impl FaultServer {
                     "properties": {"x": {"type": "strnig"}}
                 })),
             ),
+            Tool::new(
+                "pair",
+                "Takes a point as a tuple, which Gemini's schemas cannot express",
+                object(json!({
+                    "type": "object",
+                    "properties": {"point": {
+                        "type": "array",
+                        "prefixItems": [{"type": "number"}, {"type": "number"}]
+                    }}
+                })),
+            ),
             Tool::new("grow", "Add the tool `late`", none()),
         ];
         if self.grown.load(Ordering::SeqCst) {
@@ -158,6 +170,7 @@ impl FaultServer {
                 let _ = context.peer.notify_tool_list_changed().await;
                 CallToolResult::success(vec![ContentBlock::text("grown")])
             }
+            "pair" => CallToolResult::success(vec![ContentBlock::text("paired")]),
             "late" => CallToolResult::success(vec![ContentBlock::text("late")]),
             other => CallToolResult::error(vec![ContentBlock::text(format!("no tool {other}"))]),
         }
