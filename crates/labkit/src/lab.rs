@@ -109,6 +109,65 @@ pub fn provider_error(message: &AssistantMessage) -> Option<String> {
     })
 }
 
+/// Prints a tool's start (`read args: {…}`) and end (`read result: …`, marked `(error)`) as a
+/// lab's trace shows them; other events are left to the lab.
+pub fn print_tool_event(event: &oxpi_agent_core::AgentEvent) {
+    use oxpi_agent_core::AgentEvent;
+    match event {
+        AgentEvent::ToolExecutionStart {
+            tool_name, args, ..
+        } => println!(
+            "{tool_name} args: {}",
+            serde_json::Value::Object(args.clone())
+        ),
+        AgentEvent::ToolExecutionEnd {
+            tool_name,
+            result,
+            is_error,
+            ..
+        } => {
+            let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
+            println!(
+                "{tool_name} result{}: {}",
+                if *is_error { " (error)" } else { "" },
+                text.join("\n")
+            );
+        }
+        _ => {}
+    }
+}
+
+/// Checks that every tool result follows the assistant message whose call it answers, by id and
+/// in order, and that no call is left without a result.
+pub fn check_pairing(history: &[Message]) -> Result<(), String> {
+    let mut expected: Vec<String> = Vec::new();
+    for message in history {
+        match message {
+            Message::Assistant(a) => {
+                if let Some(id) = expected.first() {
+                    return Err(format!("call {id} has no result before the next reply"));
+                }
+                expected = a.tool_calls().map(|c| c.id.clone()).collect();
+            }
+            Message::ToolResult(r) => {
+                if expected.first() != Some(&r.tool_call_id) {
+                    return Err(format!(
+                        "tool result {} does not answer the call before it ({:?})",
+                        r.tool_call_id,
+                        expected.first()
+                    ));
+                }
+                expected.remove(0);
+            }
+            Message::User(_) => {}
+        }
+    }
+    match expected.first() {
+        Some(id) => Err(format!("call {id} has no result")),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use oxpi_agent_core::{Agent, AgentEvent, AgentOptions};
 use oxpi_ai::{AssistantMessage, Message, StreamOptions};
-use oxpi_labkit::lab::{fresh_code, provider_error, roles, run_lab, RequestLog};
+use oxpi_labkit::lab::{
+    check_pairing, fresh_code, print_tool_event, provider_error, roles, run_lab, RequestLog,
+};
 use oxpi_labkit::LiveModel;
 
 const PROMPT: &str = "请用 read 读取 note.txt，按其中的指引找到验证代号，只回复验证代号。";
@@ -117,28 +119,7 @@ fn print_event(event: &AgentEvent, trace: &Mutex<Trace>) {
                 println!("provider error: {error}");
             }
         }
-        AgentEvent::ToolExecutionStart {
-            tool_name, args, ..
-        } => {
-            println!(
-                "{tool_name} args: {}",
-                serde_json::Value::Object(args.clone())
-            );
-        }
-        AgentEvent::ToolExecutionEnd {
-            tool_name,
-            result,
-            is_error,
-            ..
-        } => {
-            let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
-            println!(
-                "{tool_name} result{}: {}",
-                if *is_error { " (error)" } else { "" },
-                text.join("\n")
-            );
-        }
-        _ => {}
+        other => print_tool_event(other),
     }
 }
 
@@ -168,33 +149,6 @@ fn read_calls(history: &[Message]) -> Vec<(String, String, bool)> {
         }
     }
     out
-}
-
-/// Every tool result follows the assistant message whose call it answers, by id, in order.
-fn check_pairing(history: &[Message]) -> Result<(), String> {
-    let mut expected: Vec<String> = Vec::new();
-    for message in history {
-        match message {
-            Message::Assistant(a) => {
-                if let Some(id) = expected.first() {
-                    return Err(format!("call {id} has no result before the next reply"));
-                }
-                expected = a.tool_calls().map(|c| c.id.clone()).collect();
-            }
-            Message::ToolResult(r) => {
-                if expected.first() != Some(&r.tool_call_id) {
-                    return Err(format!(
-                        "tool result {} does not answer the call before it ({:?})",
-                        r.tool_call_id,
-                        expected.first()
-                    ));
-                }
-                expected.remove(0);
-            }
-            Message::User(_) => {}
-        }
-    }
-    Ok(())
 }
 
 fn check_facts(

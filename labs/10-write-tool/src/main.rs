@@ -17,7 +17,9 @@ use std::process::ExitCode;
 
 use oxpi_agent_core::{Agent, AgentEvent, AgentOptions};
 use oxpi_ai::{AssistantMessage, Message, StreamOptions};
-use oxpi_labkit::lab::{fresh_code, provider_error, roles, run_lab, RequestLog};
+use oxpi_labkit::lab::{
+    check_pairing, fresh_code, print_tool_event, provider_error, roles, run_lab, RequestLog,
+};
 use oxpi_labkit::LiveModel;
 
 const PROMPT: &str = "请用 read 读取 note.txt，再用 write 把读到的内容原样写入 answer.txt。";
@@ -94,26 +96,7 @@ fn print_event(event: &AgentEvent) {
                 m.text()
             );
         }
-        AgentEvent::ToolExecutionStart {
-            tool_name, args, ..
-        } => println!(
-            "{tool_name} args: {}",
-            serde_json::Value::Object(args.clone())
-        ),
-        AgentEvent::ToolExecutionEnd {
-            tool_name,
-            result,
-            is_error,
-            ..
-        } => {
-            let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
-            println!(
-                "{tool_name} result{}: {}",
-                if *is_error { " (error)" } else { "" },
-                text.join("\n")
-            );
-        }
-        _ => {}
+        other => print_tool_event(other),
     }
 }
 
@@ -162,36 +145,6 @@ fn calls(history: &[Message]) -> Vec<(String, String)> {
             (c.name.clone(), path)
         })
         .collect()
-}
-
-/// Every tool result follows the assistant message whose call it answers, by id, in order.
-fn check_pairing(history: &[Message]) -> Result<(), String> {
-    let mut expected: Vec<String> = Vec::new();
-    for message in history {
-        match message {
-            Message::Assistant(a) => {
-                if let Some(id) = expected.first() {
-                    return Err(format!("call {id} has no result before the next reply"));
-                }
-                expected = a.tool_calls().map(|c| c.id.clone()).collect();
-            }
-            Message::ToolResult(r) => {
-                if expected.first() != Some(&r.tool_call_id) {
-                    return Err(format!(
-                        "tool result {} does not answer the call before it ({:?})",
-                        r.tool_call_id,
-                        expected.first()
-                    ));
-                }
-                expected.remove(0);
-            }
-            Message::User(_) => {}
-        }
-    }
-    match expected.first() {
-        Some(id) => Err(format!("call {id} has no result")),
-        None => Ok(()),
-    }
 }
 
 fn check_facts(

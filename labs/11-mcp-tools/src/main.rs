@@ -18,7 +18,7 @@ use std::process::{Command, ExitCode};
 
 use oxpi_agent_core::{Agent, AgentEvent, AgentOptions};
 use oxpi_ai::{Message, StreamOptions};
-use oxpi_labkit::lab::{fresh_code, provider_error, roles, run_lab, RequestLog};
+use oxpi_labkit::lab::{fresh_code, print_tool_event, provider_error, roles, run_lab, RequestLog};
 use oxpi_labkit::LiveModel;
 use oxpi_mcp::{McpClient, McpServer};
 
@@ -142,26 +142,7 @@ fn print_event(event: &AgentEvent) {
                 m.text()
             );
         }
-        AgentEvent::ToolExecutionStart {
-            tool_name, args, ..
-        } => println!(
-            "{tool_name} args: {}",
-            serde_json::Value::Object(args.clone())
-        ),
-        AgentEvent::ToolExecutionEnd {
-            tool_name,
-            result,
-            is_error,
-            ..
-        } => {
-            let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
-            println!(
-                "{tool_name} result{}: {}",
-                if *is_error { " (error)" } else { "" },
-                text.join("\n")
-            );
-        }
-        _ => {}
+        other => print_tool_event(other),
     }
 }
 
