@@ -145,11 +145,11 @@ impl ArgumentValidator {
         compiler.use_loader(Box::new(NoLoader));
         compiler
             .add_resource(SCHEMA_URL, tool.parameters.clone())
-            .map_err(|e| schema_error(compile_error_text(&e)))?;
+            .map_err(|e| schema_error(crate::providers::http::error_chain(&e)))?;
         let mut schemas = boon::Schemas::new();
         let index = compiler
             .compile(SCHEMA_URL, &mut schemas)
-            .map_err(|e| schema_error(compile_error_text(&e)))?;
+            .map_err(|e| schema_error(crate::providers::http::error_chain(&e)))?;
         Ok(Self {
             tool: tool.name.clone(),
             schema: tool.parameters.clone(),
@@ -212,21 +212,6 @@ impl ArgumentValidator {
                 .unwrap_or_else(|_| instance.to_string()),
         }
     }
-}
-
-/// A compile error as one line: boon's text and the causes it chains.
-fn compile_error_text(error: &boon::CompileError) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Converts primitives to the type the schema asks for, by pi's rules (`coercePrimitiveByType`):

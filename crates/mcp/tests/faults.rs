@@ -11,29 +11,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::*;
-use oxpi_agent_core::{AgentToolHandle, AgentToolResult, ToolCallFailure};
+use oxpi_agent_core::{AgentToolHandle, AgentToolResult};
 use oxpi_ai::UserContent;
 use oxpi_mcp::{McpClient, McpError};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
-
-fn args(value: Value) -> Map<String, Value> {
-    value.as_object().cloned().unwrap()
-}
-
-fn find<'a>(tools: &'a [AgentToolHandle], name: &str) -> &'a AgentToolHandle {
-    tools.iter().find(|t| t.name() == name).unwrap()
-}
-
-async fn run(tool: &AgentToolHandle, value: Value) -> Result<AgentToolResult, ToolCallFailure> {
-    tool.execute(
-        "call_1",
-        args(value),
-        CancellationToken::new(),
-        std::sync::Arc::new(|_| {}),
-    )
-    .await
-}
 
 fn text(result: &AgentToolResult) -> String {
     result

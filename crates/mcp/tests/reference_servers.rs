@@ -11,35 +11,14 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::eventually;
-use oxpi_agent_core::{AgentToolHandle, AgentToolResult, ToolCallFailure};
+use common::{eventually, find, run};
+use oxpi_agent_core::AgentToolResult;
 use oxpi_ai::UserContent;
 use oxpi_mcp::{McpClient, McpServer};
 use oxpi_testkit::mcp_servers::{node_server, python_server};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
-
-fn find<'a>(tools: &'a [AgentToolHandle], name: &str) -> &'a AgentToolHandle {
-    tools.iter().find(|t| t.name() == name).unwrap_or_else(|| {
-        panic!(
-            "no tool {name} among {:?}",
-            tools.iter().map(|t| t.name()).collect::<Vec<_>>()
-        )
-    })
-}
-
-async fn run(tool: &AgentToolHandle, args: Value) -> Result<AgentToolResult, ToolCallFailure> {
-    tool.execute(
-        "call_1",
-        args.as_object().cloned().unwrap(),
-        CancellationToken::new(),
-        Arc::new(|_| {}),
-    )
-    .await
-}
 
 fn text(result: &AgentToolResult) -> String {
     result

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use oxpi_agent_core::{AgentToolHandle, AgentToolResult, ToolCallFailure};
 use oxpi_mcp::McpServer;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 /// The `oxpi-mcp-test-server` binary beside this test's own target directory, built first if
 /// `cargo test` did not build it (it does not for a package selected without its bin).
@@ -63,4 +66,25 @@ pub fn process_is_gone(pid: u32) -> bool {
             .map(|(_, rest)| rest.trim_start().starts_with('Z'))
             .unwrap_or(false),
     }
+}
+
+/// The tool called `name` among `tools`.
+pub fn find<'a>(tools: &'a [AgentToolHandle], name: &str) -> &'a AgentToolHandle {
+    tools.iter().find(|t| t.name() == name).unwrap_or_else(|| {
+        panic!(
+            "no tool {name} among {:?}",
+            tools.iter().map(|t| t.name()).collect::<Vec<_>>()
+        )
+    })
+}
+
+/// Runs `tool` on `args` (a JSON object) as an agent would, without cancellation.
+pub async fn run(tool: &AgentToolHandle, args: Value) -> Result<AgentToolResult, ToolCallFailure> {
+    tool.execute(
+        "call_1",
+        args.as_object().cloned().unwrap(),
+        CancellationToken::new(),
+        std::sync::Arc::new(|_| {}),
+    )
+    .await
 }
