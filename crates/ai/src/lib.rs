@@ -27,6 +27,7 @@ pub mod event;
 pub mod faux;
 pub mod models;
 pub mod options;
+pub mod overflow;
 pub mod partial_json;
 pub mod providers;
 pub mod registry;
@@ -39,7 +40,11 @@ pub mod transform;
 pub mod types;
 
 pub use event::AssistantMessageEvent;
-pub use options::{ApiKey, ReasoningLevel, StreamOptions};
+pub use options::{
+    ApiKey, CacheRetention, PayloadHook, ProviderResponse, ReasoningLevel, ReasoningSummary,
+    ResponseHook, ServiceTier, StreamOptions, ThinkingBudgets, ToolChoice,
+};
+pub use overflow::is_context_overflow;
 pub use registry::{complete, stream, ApiProvider, ProviderRegistry};
 pub use reply::{EventSink, ReplyBuilder};
 pub use stream::{AssistantMessageEventStream, PartialMessage};

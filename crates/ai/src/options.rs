@@ -1,11 +1,22 @@
-//! Options for one streaming request, and the secret API key type.
+//! Options for one streaming request ([`StreamOptions`], pi's `SimpleStreamOptions`), the
+//! secret API key type, and the request hooks ([`PayloadHook`], [`ResponseHook`]).
+//!
+//! Knobs carry pi-ai 0.73.1's names in snake_case: `cache_retention`, `session_id`,
+//! `tool_choice`, `on_payload`, `on_response`, `metadata`, `timeout`, `max_retries`,
+//! `max_retry_delay`, `service_tier`, `reasoning_summary`, `thinking_budgets`.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::types::model::Model;
 
 /// An API key. `Debug` and `Display` never show it; use [`ApiKey::expose`] where it is sent.
 #[derive(Clone, PartialEq, Eq)]
@@ -78,13 +89,30 @@ impl ReasoningLevel {
 
 /// Options for one request. `Default` gives: no key (the provider's env var is used), 2 retries,
 /// 60 s cap on a retry wait, 120 s to get response headers, 300 s idle gap allowed between events,
-/// no overall deadline.
+/// no overall deadline, short prompt caching, no hooks.
+///
+/// ```
+/// use oxpi_ai::{CacheRetention, StreamOptions, ToolChoice};
+///
+/// let options = StreamOptions {
+///     session_id: Some("session-42".into()),
+///     cache_retention: Some(CacheRetention::Long),
+///     tool_choice: Some(ToolChoice::tool("read")),
+///     ..StreamOptions::default()
+/// }
+/// .with_on_payload(|mut body, _model| async move {
+///     body["user"] = "team-a".into();
+///     Ok(Some(body))
+/// });
+/// assert!(options.on_payload.is_some());
+/// ```
 #[derive(Debug, Clone)]
 pub struct StreamOptions {
     /// Sampling temperature.
     pub temperature: Option<f32>,
-    /// Output token limit. `None` leaves it to the server, except where the API requires one
-    /// (Anthropic), which then gets the model's `max_tokens`.
+    /// Output token limit. `None` uses the model's, capped at 32,000 tokens (pi's `streamSimple`
+    /// default, see [`StreamOptions::resolved_max_tokens`]); a model without a limit
+    /// (`max_tokens: 0`) leaves it to the server.
     pub max_tokens: Option<u64>,
     /// API key; when `None` the provider reads its usual environment variable.
     pub api_key: Option<ApiKey>,
@@ -92,8 +120,8 @@ pub struct StreamOptions {
     pub headers: BTreeMap<String, String>,
     /// Cancels the request; the stream then ends with `aborted`.
     pub cancel: CancellationToken,
-    /// Longest wait for the response headers of one attempt.
-    pub request_timeout: Duration,
+    /// Longest wait for the response headers of one attempt (pi's `timeoutMs`).
+    pub timeout: Duration,
     /// Longest gap between two stream events before the stream is treated as stalled.
     pub idle_timeout: Duration,
     /// Retries after 429, 5xx or a connection error before the first event.
@@ -109,6 +137,26 @@ pub struct StreamOptions {
     /// (the default) sets no bound: a slow but live stream may go on for as long as it sends
     /// something within `idle_timeout` (keep-alive comments such as `: ping` count), as pi's.
     pub deadline: Option<Duration>,
+    /// How long the provider should keep the prompt cached. `None` means [`CacheRetention::Short`],
+    /// or `Long` when the environment variable `PI_CACHE_RETENTION` is `long` (as pi).
+    pub cache_retention: Option<CacheRetention>,
+    /// Identifies the conversation for providers with session-based caching or routing: OpenAI's
+    /// `prompt_cache_key`, the `session_id` / `x-client-request-id` headers of the Responses API.
+    pub session_id: Option<String>,
+    /// Whether, and which, tool the model must call.
+    pub tool_choice: Option<ToolChoice>,
+    /// Sees the JSON body of every request after conversion, before it is sent, and may replace it.
+    pub on_payload: Option<PayloadHook>,
+    /// Sees the status and headers of every HTTP response (rate-limit headers, request ids).
+    pub on_response: Option<ResponseHook>,
+    /// Request metadata; each provider takes the fields it knows (Anthropic: `user_id`).
+    pub metadata: BTreeMap<String, Value>,
+    /// OpenAI Responses processing tier; the cost of the reply is scaled by its price multiplier.
+    pub service_tier: Option<ServiceTier>,
+    /// OpenAI Responses reasoning summary (`auto` when reasoning is on and this is `None`).
+    pub reasoning_summary: Option<ReasoningSummary>,
+    /// Thinking token budgets per level, for budget-based providers (Anthropic, Gemini 2.5).
+    pub thinking_budgets: ThinkingBudgets,
 }
 
 impl Default for StreamOptions {
@@ -119,13 +167,304 @@ impl Default for StreamOptions {
             api_key: None,
             headers: BTreeMap::new(),
             cancel: CancellationToken::new(),
-            request_timeout: Duration::from_secs(120),
+            timeout: Duration::from_secs(120),
             idle_timeout: Duration::from_secs(300),
             max_retries: 2,
             retry_base_delay: Duration::from_millis(500),
             max_retry_delay: Duration::from_secs(60),
             reasoning: None,
             deadline: None,
+            cache_retention: None,
+            session_id: None,
+            tool_choice: None,
+            on_payload: None,
+            on_response: None,
+            metadata: BTreeMap::new(),
+            service_tier: None,
+            reasoning_summary: None,
+            thinking_budgets: ThinkingBudgets::default(),
         }
     }
+}
+
+/// pi's cap on the default output limit (`min(model.max_tokens, 32000)`).
+pub const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
+
+impl StreamOptions {
+    /// Sets [`on_payload`](Self::on_payload) from an async closure. Return `Ok(None)` to send the
+    /// body unchanged, `Ok(Some(body))` to send another, `Err(text)` to fail the request with
+    /// that text (nothing is sent).
+    pub fn with_on_payload<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(Value, &Model) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Option<Value>, String>> + Send + 'static,
+    {
+        self.on_payload = Some(PayloadHook(Arc::new(move |body, model| {
+            hook(body, model).boxed()
+        })));
+        self
+    }
+
+    /// Sets [`on_response`](Self::on_response) from an async closure.
+    pub fn with_on_response<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(ProviderResponse, &Model) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.on_response = Some(ResponseHook(Arc::new(move |response, model| {
+            hook(response, model).boxed()
+        })));
+        self
+    }
+
+    /// The output limit a request asks for: [`max_tokens`](Self::max_tokens) when set (and not
+    /// 0), else the model's limit capped at [`DEFAULT_MAX_TOKENS_CAP`], else `None`.
+    ///
+    /// ```
+    /// use oxpi_ai::{Model, StreamOptions};
+    /// let mut model = Model::openai_compatible("http://127.0.0.1:8080/v1", "m");
+    /// model.max_tokens = 128_000;
+    /// assert_eq!(StreamOptions::default().resolved_max_tokens(&model), Some(32_000));
+    /// model.max_tokens = 0;
+    /// assert_eq!(StreamOptions::default().resolved_max_tokens(&model), None);
+    /// ```
+    pub fn resolved_max_tokens(&self, model: &Model) -> Option<u64> {
+        self.max_tokens
+            .filter(|m| *m > 0)
+            .or((model.max_tokens > 0).then(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP)))
+    }
+
+    /// The cache retention in effect (see [`cache_retention`](Self::cache_retention)).
+    pub fn resolved_cache_retention(&self) -> CacheRetention {
+        CacheRetention::resolve(
+            self.cache_retention,
+            std::env::var("PI_CACHE_RETENTION").ok().as_deref(),
+        )
+    }
+}
+
+/// How long a provider keeps the prompt prefix cached (pi's `CacheRetention`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheRetention {
+    /// No cache markers or keys are sent.
+    None,
+    /// The provider's default (Anthropic: 5 minutes; OpenAI: in memory).
+    Short,
+    /// Longer where the provider offers it (Anthropic: 1 hour; OpenAI: `24h`).
+    Long,
+}
+
+impl CacheRetention {
+    /// `requested`, else `Long` when `env` (the value of `PI_CACHE_RETENTION`) is `long`, else
+    /// `Short`.
+    ///
+    /// ```
+    /// use oxpi_ai::CacheRetention;
+    /// assert_eq!(CacheRetention::resolve(None, None), CacheRetention::Short);
+    /// assert_eq!(CacheRetention::resolve(None, Some("long")), CacheRetention::Long);
+    /// assert_eq!(CacheRetention::resolve(Some(CacheRetention::None), Some("long")), CacheRetention::None);
+    /// ```
+    pub fn resolve(requested: Option<Self>, env: Option<&str>) -> Self {
+        match (requested, env) {
+            (Some(retention), _) => retention,
+            (None, Some("long")) => Self::Long,
+            (None, _) => Self::Short,
+        }
+    }
+}
+
+/// Whether the model must call a tool (pi's `toolChoice`, one name for every API).
+///
+/// | oxpi | Anthropic | OpenAI | Gemini |
+/// | --- | --- | --- | --- |
+/// | `Auto` | `{"type":"auto"}` | `"auto"` | `AUTO` |
+/// | `None` | `{"type":"none"}` | `"none"` | `NONE` |
+/// | `Required` | `{"type":"any"}` | `"required"` | `ANY` |
+/// | `Tool(name)` | `{"type":"tool","name":…}` | `{"type":"function",…}` | `ANY` + `allowedFunctionNames` |
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolChoice {
+    /// The model decides.
+    Auto,
+    /// No tool calls.
+    None,
+    /// At least one tool call (Anthropic's and Gemini's `any`, OpenAI's `required`).
+    Required,
+    /// A call to this tool.
+    Tool(String),
+}
+
+impl ToolChoice {
+    /// A call to the named tool.
+    pub fn tool(name: impl Into<String>) -> Self {
+        Self::Tool(name.into())
+    }
+}
+
+/// An HTTP response as [`ResponseHook`] sees it (pi's `ProviderResponse`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Headers, lowercase names; a repeated header's values are joined with `, `.
+    pub headers: BTreeMap<String, String>,
+}
+
+type PayloadFn =
+    dyn Fn(Value, &Model) -> BoxFuture<'static, Result<Option<Value>, String>> + Send + Sync;
+type ResponseFn = dyn Fn(ProviderResponse, &Model) -> BoxFuture<'static, ()> + Send + Sync;
+
+/// pi's `onPayload`: called with each request body; see [`StreamOptions::with_on_payload`].
+#[derive(Clone)]
+pub struct PayloadHook(pub Arc<PayloadFn>);
+
+impl fmt::Debug for PayloadHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PayloadHook")
+    }
+}
+
+/// pi's `onResponse`: called with the status and headers of each HTTP response (every attempt,
+/// also a failed one that is retried); see [`StreamOptions::with_on_response`].
+#[derive(Clone)]
+pub struct ResponseHook(pub Arc<ResponseFn>);
+
+impl fmt::Debug for ResponseHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseHook")
+    }
+}
+
+/// OpenAI's processing tier (`service_tier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceTier {
+    /// The project's setting.
+    Auto,
+    /// Standard.
+    Default,
+    /// Cheaper, slower (half price).
+    Flex,
+    /// Scale tier.
+    Scale,
+    /// Faster, dearer (twice the price; 2.5 times for gpt-5.5, as pi).
+    Priority,
+}
+
+impl ServiceTier {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Default => "default",
+            Self::Flex => "flex",
+            Self::Scale => "scale",
+            Self::Priority => "priority",
+        }
+    }
+
+    /// A tier from its wire name; `None` for an unknown one.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "auto" => Some(Self::Auto),
+            "default" => Some(Self::Default),
+            "flex" => Some(Self::Flex),
+            "scale" => Some(Self::Scale),
+            "priority" => Some(Self::Priority),
+            _ => None,
+        }
+    }
+
+    /// What the tier does to the model's list price, as pi counts it: flex 0.5, priority 2
+    /// (2.5 for `gpt-5.5`), others 1.
+    ///
+    /// ```
+    /// use oxpi_ai::ServiceTier;
+    /// assert_eq!(ServiceTier::Flex.price_multiplier("gpt-5"), 0.5);
+    /// assert_eq!(ServiceTier::Priority.price_multiplier("gpt-5"), 2.0);
+    /// ```
+    pub fn price_multiplier(self, model_id: &str) -> f64 {
+        match self {
+            Self::Flex => 0.5,
+            Self::Priority if model_id == "gpt-5.5" => 2.5,
+            Self::Priority => 2.0,
+            Self::Auto | Self::Default | Self::Scale => 1.0,
+        }
+    }
+}
+
+/// OpenAI Responses reasoning summary detail (`reasoning.summary`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningSummary {
+    /// The model's choice.
+    Auto,
+    /// Longer summaries.
+    Detailed,
+    /// Shorter summaries.
+    Concise,
+}
+
+/// Thinking token budgets per level (pi's `ThinkingBudgets`); unset levels keep pi's defaults
+/// (minimal 1,024, low 2,048, medium 8,192, high 16,384). `xhigh` uses the `high` budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThinkingBudgets {
+    /// Budget for `minimal`.
+    pub minimal: Option<u64>,
+    /// Budget for `low`.
+    pub low: Option<u64>,
+    /// Budget for `medium`.
+    pub medium: Option<u64>,
+    /// Budget for `high` (and `xhigh`).
+    pub high: Option<u64>,
+}
+
+impl ThinkingBudgets {
+    /// The budget for `level`: the one set here, else pi's default.
+    ///
+    /// ```
+    /// use oxpi_ai::{ReasoningLevel, ThinkingBudgets};
+    /// let budgets = ThinkingBudgets { high: Some(20_000), ..Default::default() };
+    /// assert_eq!(budgets.budget(ReasoningLevel::Xhigh), 20_000);
+    /// assert_eq!(budgets.budget(ReasoningLevel::Low), 2_048);
+    /// ```
+    pub fn budget(&self, level: ReasoningLevel) -> u64 {
+        match level {
+            ReasoningLevel::Minimal => self.minimal.unwrap_or(1024),
+            ReasoningLevel::Low => self.low.unwrap_or(2048),
+            ReasoningLevel::Medium => self.medium.unwrap_or(8192),
+            ReasoningLevel::High | ReasoningLevel::Xhigh => self.high.unwrap_or(16_384),
+        }
+    }
+}
+
+/// Fewest tokens left for the answer when thinking shares `max_tokens` (pi's `minOutputTokens`).
+pub const MIN_OUTPUT_TOKENS: u64 = 1024;
+
+/// pi's `adjustMaxTokensForThinking`: `(max_tokens, thinking budget)` for a budget-based
+/// provider. The budget is added to `base_max_tokens`, capped by the model's limit; when the
+/// cap leaves no room above the budget, the budget shrinks to leave [`MIN_OUTPUT_TOKENS`].
+///
+/// ```
+/// use oxpi_ai::options::adjust_max_tokens_for_thinking;
+/// use oxpi_ai::{ReasoningLevel, ThinkingBudgets};
+/// let budgets = ThinkingBudgets::default();
+/// // 32,000 + 16,384 capped at the model's 64,000:
+/// assert_eq!(adjust_max_tokens_for_thinking(32_000, 64_000, ReasoningLevel::High, &budgets), (48_384, 16_384));
+/// // A model limit of 8,192 with a medium budget of 8,192 leaves 1,024 for the answer:
+/// assert_eq!(adjust_max_tokens_for_thinking(4_096, 8_192, ReasoningLevel::Medium, &budgets), (8_192, 7_168));
+/// ```
+pub fn adjust_max_tokens_for_thinking(
+    base_max_tokens: u64,
+    model_max_tokens: u64,
+    level: ReasoningLevel,
+    budgets: &ThinkingBudgets,
+) -> (u64, u64) {
+    let mut budget = budgets.budget(level);
+    let max_tokens = base_max_tokens.saturating_add(budget).min(model_max_tokens);
+    if max_tokens <= budget {
+        budget = max_tokens.saturating_sub(MIN_OUTPUT_TOKENS);
+    }
+    (max_tokens, budget)
 }

@@ -20,7 +20,7 @@ fn model(server: &TestServer) -> Model {
 fn fast_options() -> StreamOptions {
     StreamOptions {
         retry_base_delay: Duration::from_millis(5),
-        request_timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(10),
         ..StreamOptions::default()
     }
 }
@@ -92,6 +92,8 @@ async fn streams_text_and_usage() {
             "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
             "stream": true,
             "stream_options": {"include_usage": true},
+            // pi's default output limit: the model's (4,096 for `openai_compatible`), at most 32,000.
+            "max_tokens": 4096,
         })
     );
 }

@@ -13,7 +13,8 @@ use reqwest::{RequestBuilder, StatusCode};
 use crate::sse::{SseDecoder, SseEvent};
 use tokio_util::sync::CancellationToken;
 
-use crate::options::{ApiKey, StreamOptions};
+use crate::options::{ApiKey, ProviderResponse, StreamOptions};
+use crate::types::model::Model;
 
 /// The environment variables that hold a provider's API key, in the order they are tried.
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
@@ -82,16 +83,19 @@ pub enum OpenError {
 ///
 /// With [`StreamOptions::deadline`], opening (retries included) and then every read of the
 /// stream ([`next_sse`]) stop when the deadline passes.
+/// Each HTTP response (every attempt) is shown to [`StreamOptions::on_response`] first.
 pub async fn open_event_source(
     build: impl Fn() -> RequestBuilder,
+    model: &Model,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
 ) -> Result<SseSource, OpenError> {
     let Some(limit) = options.deadline else {
-        return open_with_retries(build, options, secret).await;
+        return open_with_retries(build, model, options, secret).await;
     };
     let deadline = Instant::now() + limit;
-    match tokio::time::timeout_at(deadline, open_with_retries(build, options, secret)).await {
+    match tokio::time::timeout_at(deadline, open_with_retries(build, model, options, secret)).await
+    {
         Ok(Ok(mut source)) => {
             source.deadline = Some(deadline);
             Ok(source)
@@ -111,12 +115,13 @@ fn deadline_text(limit: Duration) -> String {
 
 async fn open_with_retries(
     build: impl Fn() -> RequestBuilder,
+    model: &Model,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
 ) -> Result<SseSource, OpenError> {
     let mut attempt: u32 = 0;
     loop {
-        let failure = match try_open(build(), options, secret).await {
+        let failure = match try_open(build(), model, options, secret).await {
             Ok(source) => return Ok(source),
             Err(Attempt::Aborted) => return Err(OpenError::Aborted),
             Err(Attempt::Fatal(text)) => return Err(OpenError::Failed(redact(text, secret))),
@@ -185,6 +190,7 @@ fn missing_tls(url: &reqwest::Url) -> Option<String> {
 
 async fn try_open(
     request: RequestBuilder,
+    model: &Model,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
 ) -> Result<SseSource, Attempt> {
@@ -197,14 +203,14 @@ async fn try_open(
     let response = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
-        response = tokio::time::timeout(options.request_timeout, client.execute(request)) => response,
+        response = tokio::time::timeout(options.timeout, client.execute(request)) => response,
     };
     let response = match response {
         Err(_) => {
             return Err(Attempt::Retryable {
                 text: format!(
-                    "no response within {:.1}s (request_timeout)",
-                    options.request_timeout.as_secs_f64()
+                    "no response within {:.1}s (timeout)",
+                    options.timeout.as_secs_f64()
                 ),
                 retry_after: None,
             })
@@ -221,6 +227,18 @@ async fn try_open(
         Ok(Ok(response)) => response,
     };
     let status = response.status();
+    if let Some(hook) = &options.on_response {
+        let seen = ProviderResponse {
+            status: status.as_u16(),
+            headers: header_record(response.headers()),
+        };
+        let call = (hook.0)(seen, model);
+        tokio::select! {
+            biased;
+            _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
+            () = call => {}
+        }
+    }
     if !status.is_success() {
         let retry_after = retry_after(response.headers());
         // Redacted before the message is taken out of it and shortened.
@@ -255,6 +273,60 @@ async fn try_open(
         unread: Bytes::new(),
         deadline: None,
     })
+}
+
+/// Response headers as `name → value` (lowercase names; repeated headers joined with `, `;
+/// values that are not text are left out).
+pub fn header_record(headers: &HeaderMap) -> std::collections::BTreeMap<String, String> {
+    let mut record = std::collections::BTreeMap::<String, String>::new();
+    for (name, value) in headers {
+        let Ok(value) = value.to_str() else { continue };
+        record
+            .entry(name.as_str().to_string())
+            .and_modify(|joined| {
+                joined.push_str(", ");
+                joined.push_str(value);
+            })
+            .or_insert_with(|| value.to_string());
+    }
+    record
+}
+
+/// Serializes a request body, passing it through [`StreamOptions::on_payload`] when one is set
+/// (the hook sees JSON, may replace it, or fail the request with its own text).
+pub async fn encode_body(
+    request: &impl serde::Serialize,
+    model: &Model,
+    options: &StreamOptions,
+) -> Result<Vec<u8>, OpenError> {
+    let encode_error =
+        |e: serde_json::Error| OpenError::Failed(format!("could not encode the request: {e}"));
+    let Some(hook) = &options.on_payload else {
+        return serde_json::to_vec(request).map_err(encode_error);
+    };
+    let payload = serde_json::to_value(request).map_err(encode_error)?;
+    let call = (hook.0)(payload.clone(), model);
+    let replaced = tokio::select! {
+        biased;
+        _ = options.cancel.cancelled() => return Err(OpenError::Aborted),
+        outcome = call => outcome
+            .map_err(|e| OpenError::Failed(format!("on_payload refused the request: {e}")))?,
+    };
+    serde_json::to_vec(&replaced.unwrap_or(payload)).map_err(encode_error)
+}
+
+/// The error text of a request the caller cancelled.
+pub const ABORTED_TEXT: &str = "Request was aborted";
+
+/// `stop_reason` and text of a request that could not be opened.
+pub fn open_error_parts(error: OpenError) -> (crate::types::message::StopReason, String) {
+    match error {
+        OpenError::Aborted => (
+            crate::types::message::StopReason::Aborted,
+            ABORTED_TEXT.to_string(),
+        ),
+        OpenError::Failed(text) => (crate::types::message::StopReason::Error, text),
+    }
 }
 
 /// An open event stream: the response body, decoded as it arrives by [`SseDecoder`], one
@@ -464,6 +536,23 @@ pub fn request_headers(
         headers.insert(name, value);
     }
     Ok(headers)
+}
+
+/// Adds the session id under each of `names` that the headers do not set already (the model's
+/// and the options' own headers win), as pi's cache-routing headers.
+pub fn add_session_headers(
+    headers: &mut HeaderMap,
+    names: &[&'static str],
+    session: &str,
+) -> Result<(), String> {
+    let value = HeaderValue::from_str(session)
+        .map_err(|_| "the session id contains characters not allowed in a header".to_string())?;
+    for name in names {
+        headers
+            .entry(HeaderName::from_static(name))
+            .or_insert(value.clone());
+    }
+    Ok(())
 }
 
 /// One step of reading an open event stream.

@@ -18,6 +18,17 @@ pub struct UsageCost {
     pub total: f64,
 }
 
+impl UsageCost {
+    /// Multiplies every part by `factor` and recomputes the total (a service tier's price).
+    pub fn scale(&mut self, factor: f64) {
+        self.input *= factor;
+        self.output *= factor;
+        self.cache_read *= factor;
+        self.cache_write *= factor;
+        self.total = self.input + self.output + self.cache_read + self.cache_write;
+    }
+}
+
 /// Tokens used by one request, and what they cost.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -1,6 +1,7 @@
 //! Conversion: context → request body.
 
 use super::*;
+use oxpi_ai::CacheRetention;
 
 #[test]
 fn tool_results_merge_into_one_user_turn_with_normalised_ids() {
@@ -153,10 +154,20 @@ fn images_in_user_messages_and_models_without_images() {
 }
 
 #[test]
-fn cache_markers_only_when_enabled() {
-    let mut model = model_at("http://unused/v1");
+fn cache_markers_follow_cache_retention() {
+    let model = model_at("http://unused/v1");
     let call = ToolCall::new("toolu_1", "read", object(json!({})));
     let context = Context::new("sys")
+        .with_tool(Tool {
+            name: "ls".into(),
+            description: "List".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        })
+        .with_tool(Tool {
+            name: "read".into(),
+            description: "Read".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        })
         .with_message(Message::user("go"))
         .with_message(assistant(
             &model,
@@ -164,16 +175,22 @@ fn cache_markers_only_when_enabled() {
             StopReason::ToolUse,
         ))
         .with_message(ToolResultMessage::text(&call, "done", false));
-    let off = request_json(&model, &context, &fast_options());
+    let with = |retention| StreamOptions {
+        cache_retention: Some(retention),
+        ..fast_options()
+    };
+    let off = request_json(&model, &context, &with(CacheRetention::None));
     assert!(!off.to_string().contains("cache_control"), "{off}");
 
-    model.compat = Some(json!({"cacheControl": true}));
-    let on = request_json(&model, &context, &fast_options());
+    // Short (pi's default): system prompt, last tool, last block of the last user turn.
+    let on = request_json(&model, &context, &with(CacheRetention::Short));
     let ephemeral = json!({"type": "ephemeral"});
     assert_eq!(
         on["system"],
         json!([{"type": "text", "text": "sys", "cache_control": ephemeral}])
     );
+    assert_eq!(on["tools"][0].get("cache_control"), None);
+    assert_eq!(on["tools"][1]["cache_control"], ephemeral);
     assert_eq!(on["messages"][0]["content"][0].get("cache_control"), None);
     assert_eq!(
         on["messages"][2]["content"][0],
@@ -181,12 +198,24 @@ fn cache_markers_only_when_enabled() {
                "content": [{"type": "text", "text": "done"}], "cache_control": ephemeral})
     );
     let context = context.with_message(Message::user("more"));
-    let on = request_json(&model, &context, &fast_options());
+    let on = request_json(&model, &context, &with(CacheRetention::Short));
     assert_eq!(
         on["messages"][3]["content"],
         json!([{"type": "text", "text": "more", "cache_control": ephemeral}])
     );
     assert_eq!(on["messages"][2]["content"][0].get("cache_control"), None);
+
+    // Long: a one-hour TTL, but only where the endpoint takes it (a proxy here, unless the
+    // model says it supports it).
+    let long = request_json(&model, &context, &with(CacheRetention::Long));
+    assert_eq!(long["system"][0]["cache_control"], ephemeral);
+    let mut anthropic = model.clone();
+    anthropic.compat = Some(json!({"supportsLongCacheRetention": true}));
+    let long = request_json(&anthropic, &context, &with(CacheRetention::Long));
+    let hour = json!({"type": "ephemeral", "ttl": "1h"});
+    assert_eq!(long["system"][0]["cache_control"], hour);
+    assert_eq!(long["tools"][1]["cache_control"], hour);
+    assert_eq!(long["messages"][3]["content"][0]["cache_control"], hour);
 }
 
 #[test]

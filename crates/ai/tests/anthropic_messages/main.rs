@@ -47,7 +47,10 @@ fn fast_options() -> StreamOptions {
     StreamOptions {
         api_key: Some(KEY.into()),
         retry_base_delay: Duration::from_millis(5),
-        request_timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(10),
+        // Cache markers have their own tests (`convert::cache_markers_follow_cache_retention`);
+        // the rest compare bodies without them, as the recorded (uncached) requests have none.
+        cache_retention: Some(oxpi_ai::CacheRetention::None),
         ..StreamOptions::default()
     }
 }

@@ -35,6 +35,9 @@ fn model_named(server: &TestServer, id: &str) -> Model {
             m
         });
     model.base_url = format!("{}/v1beta", server.base_url());
+    // No model limit, so no default `maxOutputTokens` (pi's `min(max_tokens, 32000)`, tested in
+    // `request_knobs.rs`): the bodies here compare with recorded ones that set none.
+    model.max_tokens = 0;
     model
 }
 
@@ -46,7 +49,7 @@ fn options() -> StreamOptions {
     StreamOptions {
         api_key: Some(KEY.into()),
         retry_base_delay: Duration::from_millis(5),
-        request_timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(10),
         ..StreamOptions::default()
     }
 }

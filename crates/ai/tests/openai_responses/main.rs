@@ -24,6 +24,9 @@ fn model_for(server: &TestServer, provider: &str, id: &str) -> Model {
     let mut model = Model::openai_compatible(format!("{}/v1", server.base_url()), id);
     model.api = API_OPENAI_RESPONSES.to_string();
     model.provider = provider.to_string();
+    // No model limit, so no default `max_output_tokens` (pi's `min(max_tokens, 32000)`, tested
+    // in `request_knobs.rs`): the bodies here compare with recorded ones that set none.
+    model.max_tokens = 0;
     model
 }
 
@@ -35,7 +38,7 @@ fn fast_options() -> StreamOptions {
     StreamOptions {
         api_key: Some("sk-test-key".into()),
         retry_base_delay: Duration::from_millis(5),
-        request_timeout: Duration::from_secs(10),
+        timeout: Duration::from_secs(10),
         ..StreamOptions::default()
     }
 }

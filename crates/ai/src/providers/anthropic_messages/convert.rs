@@ -8,15 +8,17 @@
 //! - assistant text, `thinking` (with its signature) and `redacted_thinking` (its data) are
 //!   replayed; thinking without a signature is sent as text; tool calls become `tool_use`;
 //! - tool results become `tool_result` blocks in a user turn, consecutive results in ONE turn;
-//! - with `compat.cacheControl` the system prompt and the last user turn carry a cache marker.
+//! - unless [`CacheRetention::None`], the system prompt, the last tool and the last block of the
+//!   last user turn carry a cache marker (as pi), with a one-hour TTL for
+//!   [`CacheRetention::Long`] where the endpoint supports it ([`long_cache_supported`]).
 
 use serde_json::Value;
 
 use super::wire::{
-    CacheControl, ContentBlock, ImageSource, MessageParam, MessagesRequest, Role, ThinkingParam,
-    ToolParam,
+    CacheControl, ContentBlock, ImageSource, MessageParam, MessagesRequest, MetadataParam, Role,
+    ThinkingParam, ToolChoiceParam, ToolParam,
 };
-use crate::options::{ReasoningLevel, StreamOptions};
+use crate::options::{adjust_max_tokens_for_thinking, CacheRetention, StreamOptions, ToolChoice};
 use crate::schema::anthropic::input_schema;
 use crate::tool::SchemaError;
 use crate::transform::{anthropic_tool_id, transform_messages};
@@ -41,18 +43,21 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<MessagesRequest, SchemaError> {
+    let cache = cache_control(model, options.resolved_cache_retention());
+    let last_tool = context.tools.len().saturating_sub(1);
     let tools = context
         .tools
         .iter()
-        .map(|tool| {
+        .enumerate()
+        .map(|(index, tool)| {
             Ok(ToolParam {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
                 input_schema: input_schema(&tool.name, &tool.parameters)?,
+                cache_control: cache.clone().filter(|_| index == last_tool),
             })
         })
         .collect::<Result<Vec<_>, SchemaError>>()?;
-    let cache = cache_control_enabled(model);
     let system = context
         .system_prompt
         .as_deref()
@@ -60,7 +65,7 @@ pub fn build_request(
         .map(|s| {
             vec![ContentBlock::Text {
                 text: s.to_string(),
-                cache_control: cache.then_some(CacheControl::EPHEMERAL),
+                cache_control: cache.clone(),
             }]
         });
     let (max_tokens, budget) = output_limits(model, options);
@@ -76,66 +81,83 @@ pub fn build_request(
             kind: "enabled",
             budget_tokens,
         }),
+        tool_choice: options.tool_choice.as_ref().map(|choice| match choice {
+            ToolChoice::Auto => ToolChoiceParam::Auto,
+            ToolChoice::None => ToolChoiceParam::None,
+            ToolChoice::Required => ToolChoiceParam::Any,
+            ToolChoice::Tool(name) => ToolChoiceParam::Tool { name: name.clone() },
+        }),
+        metadata: options
+            .metadata
+            .get("user_id")
+            .and_then(Value::as_str)
+            .map(|user_id| MetadataParam {
+                user_id: user_id.to_string(),
+            }),
     })
 }
 
-/// True when `model.compat.cacheControl` is `true` (default off).
-pub fn cache_control_enabled(model: &Model) -> bool {
+/// The cache marker for `retention`: none, five minutes, or an hour where
+/// [`long_cache_supported`].
+pub fn cache_control(model: &Model, retention: CacheRetention) -> Option<CacheControl> {
+    match retention {
+        CacheRetention::None => None,
+        CacheRetention::Long if long_cache_supported(model) => Some(CacheControl::ONE_HOUR),
+        CacheRetention::Short | CacheRetention::Long => Some(CacheControl::EPHEMERAL),
+    }
+}
+
+/// Whether the endpoint takes `"ttl": "1h"`: `model.compat.supportsLongCacheRetention` when
+/// set, else true for Anthropic's own API (an empty base URL or `api.anthropic.com`), where a
+/// proxy might reject the field.
+pub fn long_cache_supported(model: &Model) -> bool {
     model
         .compat
         .as_ref()
-        .and_then(|c| c.get("cacheControl"))
+        .and_then(|c| c.get("supportsLongCacheRetention"))
         .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
-/// Thinking budget of a reasoning level (as pi: 1,024 / 2,048 / 8,192 / 16,384; `xhigh` is
-/// treated as `high`, budget-based thinking has no higher level).
-pub fn thinking_budget(level: ReasoningLevel) -> u64 {
-    match level {
-        ReasoningLevel::Minimal => 1024,
-        ReasoningLevel::Low => 2048,
-        ReasoningLevel::Medium => 8192,
-        ReasoningLevel::High | ReasoningLevel::Xhigh => 16_384,
-    }
+        .unwrap_or_else(|| {
+            let url = model.base_url.trim();
+            url.is_empty() || url.contains("api.anthropic.com")
+        })
 }
 
 /// Anthropic's smallest thinking budget.
 pub const MIN_THINKING_BUDGET: u64 = 1024;
 
-/// `(max_tokens, thinking budget)`. `max_tokens` is the options' limit, else the model's, else
-/// [`DEFAULT_MAX_TOKENS`]. With thinking (a reasoning model and `options.reasoning`), Anthropic
-/// needs `max_tokens` above the budget: a smaller limit is raised by the budget (the answer keeps
-/// the room asked for) but not past the model's own limit; where that limit leaves too little
-/// room, the budget shrinks to leave 1,024 tokens for the answer (as pi), and thinking is left
-/// off when not even [`MIN_THINKING_BUDGET`] fits.
+/// `(max_tokens, thinking budget)`, as pi's `streamSimple`: `max_tokens` is
+/// [`StreamOptions::resolved_max_tokens`] (the options' limit, else the model's capped at 32,000),
+/// else [`DEFAULT_MAX_TOKENS`]. With thinking (a reasoning model and `options.reasoning`) the
+/// level's budget ([`StreamOptions::thinking_budgets`]) is added to it, capped by the model's
+/// limit, and where that cap leaves too little room the budget shrinks to leave 1,024 tokens for
+/// the answer ([`adjust_max_tokens_for_thinking`]). Thinking is left off when not even
+/// [`MIN_THINKING_BUDGET`] fits (pi would send a budget Anthropic rejects).
 pub fn output_limits(model: &Model, options: &StreamOptions) -> (u64, Option<u64>) {
-    let cap = model.max_tokens;
     let max = options
-        .max_tokens
-        .filter(|m| *m > 0)
-        .or((cap > 0).then_some(cap))
+        .resolved_max_tokens(model)
         .unwrap_or(DEFAULT_MAX_TOKENS);
     let Some(level) = options.reasoning.filter(|_| model.reasoning) else {
         return (max, None);
     };
-    let budget = thinking_budget(level);
-    if max > budget {
-        return (max, Some(budget));
-    }
-    let raised = budget.saturating_add(max);
-    let max = if cap > 0 { raised.min(cap) } else { raised };
-    let budget = if max > budget {
-        budget
+    let cap = if model.max_tokens > 0 {
+        model.max_tokens
     } else {
-        max.saturating_sub(1024).max(MIN_THINKING_BUDGET)
+        u64::MAX
     };
-    (max, (max > budget).then_some(budget))
+    let (max, budget) = adjust_max_tokens_for_thinking(max, cap, level, &options.thinking_budgets);
+    if budget < MIN_THINKING_BUDGET {
+        return (max, None);
+    }
+    (max, Some(budget))
 }
 
-/// Converts the conversation (see the module docs). `cache` puts a cache marker on the last
-/// block of the last message when that message is a user turn.
-pub fn convert_messages(model: &Model, context: &Context, cache: bool) -> Vec<MessageParam> {
+/// Converts the conversation (see the module docs). `cache` is put on the last block of the last
+/// message when that message is a user turn.
+pub fn convert_messages(
+    model: &Model,
+    context: &Context,
+    cache: Option<CacheControl>,
+) -> Vec<MessageParam> {
     let images = model.input.contains(&InputKind::Image);
     let messages = transform_messages(&context.messages, model, anthropic_tool_id);
     let mut out: Vec<MessageParam> = Vec::with_capacity(messages.len());
@@ -184,10 +206,10 @@ pub fn convert_messages(model: &Model, context: &Context, cache: bool) -> Vec<Me
         }
         last_was_tool_result = is_tool_result;
     }
-    if cache {
+    if let Some(cache) = cache {
         if let Some(last) = out.last_mut().filter(|m| m.role == Role::User) {
             if let Some(block) = last.content.last_mut() {
-                block.set_cache_control(CacheControl::EPHEMERAL);
+                block.set_cache_control(cache);
             }
         }
     }
@@ -266,6 +288,7 @@ fn tool_result_block(result: &ToolResultMessage, images: bool) -> ContentBlock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::ReasoningLevel;
 
     fn model(max_tokens: u64, reasoning: bool) -> Model {
         let mut model = Model::openai_compatible("http://x", "claude");
@@ -290,7 +313,7 @@ mod tests {
         );
         assert_eq!(
             output_limits(&model(64_000, false), &options(None, None)),
-            (64_000, None)
+            (32_000, None)
         );
         assert_eq!(
             output_limits(&model(0, false), &options(None, None)),
@@ -301,10 +324,10 @@ mod tests {
     #[test]
     fn thinking_needs_room_above_its_budget() {
         use ReasoningLevel::*;
-        // Plenty of room: unchanged.
+        // The default 32,000 raised by the budget.
         assert_eq!(
             output_limits(&model(64_000, true), &options(None, Some(High))),
-            (64_000, Some(16_384))
+            (48_384, Some(16_384))
         );
         // Raised by the budget.
         assert_eq!(

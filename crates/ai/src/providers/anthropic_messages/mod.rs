@@ -11,9 +11,11 @@
 //! local proxy, is sent without a key when it has none). `anthropic-version: 2023-06-01` is sent
 //! unless the model's or the options' headers set another.
 //!
-//! Model compat options (`model.compat`, camelCase JSON): `cacheControl` (bool, default false)
-//! puts a `cache_control: {type: ephemeral}` marker on the system prompt and on the last block of
-//! the last user turn, so Anthropic caches the prompt up to there.
+//! Prompt caching follows [`StreamOptions::cache_retention`](crate::StreamOptions::cache_retention)
+//! (default short, as pi): `cache_control` markers on the system prompt, the last tool and the
+//! last block of the last user turn, so Anthropic caches the prompt up to there; `long` asks for
+//! a one-hour TTL. Model compat option (`model.compat`, camelCase JSON):
+//! `supportsLongCacheRetention` (bool; default true for api.anthropic.com, false elsewhere).
 
 pub mod convert;
 pub mod models;
@@ -29,8 +31,8 @@ use self::reader::BlockDeltaReader;
 use self::stream::{EventProcessor, Flow};
 use self::wire::StreamEvent;
 use super::http::{
-    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
-    OpenError, SseStep,
+    encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
+    request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -118,14 +120,11 @@ async fn run(
         }
     };
     drop(context);
-    let body = match serde_json::to_vec(&request) {
+    let body = match encode_body(&request, &model, &options).await {
         Ok(body) => body,
         Err(e) => {
-            out.fail(
-                StopReason::Error,
-                format!("could not encode the request: {e}"),
-            )
-            .await;
+            let (reason, text) = open_error_parts(e);
+            out.fail(reason, text).await;
             return;
         }
     };
@@ -160,7 +159,7 @@ async fn run(
 
     let mut processor = EventProcessor::new(out, &model);
     let mut deltas = BlockDeltaReader::new();
-    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
             processor

@@ -32,6 +32,12 @@ pub struct MessagesRequest {
     /// Extended thinking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<ThinkingParam>,
+    /// Whether a tool must be called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoiceParam>,
+    /// Request metadata (`user_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<MetadataParam>,
 }
 
 /// Who says a message.
@@ -53,17 +59,29 @@ pub struct MessageParam {
     pub content: Vec<ContentBlock>,
 }
 
-/// `{"type": "ephemeral"}`: a prompt-cache breakpoint after the block that carries it.
+/// `{"type": "ephemeral"}`: a prompt-cache breakpoint after the block that carries it; with
+/// `"ttl": "1h"` the prefix is kept an hour instead of five minutes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CacheControl {
     /// Always `ephemeral`.
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// `1h` for long retention; absent for the default five minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<&'static str>,
 }
 
 impl CacheControl {
     /// The default (five-minute) cache breakpoint.
-    pub const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+    pub const EPHEMERAL: CacheControl = CacheControl {
+        kind: "ephemeral",
+        ttl: None,
+    };
+    /// A one-hour cache breakpoint.
+    pub const ONE_HOUR: CacheControl = CacheControl {
+        kind: "ephemeral",
+        ttl: Some("1h"),
+    };
 }
 
 /// Base64 image data.
@@ -166,6 +184,33 @@ pub struct ToolParam {
     pub description: String,
     /// JSON Schema of its input (see [`crate::schema::anthropic`]).
     pub input_schema: Value,
+    /// Cache breakpoint (on the last tool, so the tool list is cached with the system prompt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
+
+/// `tool_choice`: `{"type": "auto" | "any" | "none"}` or `{"type": "tool", "name": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ToolChoiceParam {
+    /// The model decides.
+    Auto,
+    /// At least one tool call.
+    Any,
+    /// No tool calls.
+    None,
+    /// This tool.
+    Tool {
+        /// Its name.
+        name: String,
+    },
+}
+
+/// `metadata`: what Anthropic accepts of [`crate::StreamOptions::metadata`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MetadataParam {
+    /// An opaque id of the end user, for abuse detection.
+    pub user_id: String,
 }
 
 /// `{"type": "enabled", "budget_tokens": N}`.

@@ -20,7 +20,7 @@ use super::stream::is_generated_id;
 use super::wire::{
     Content, FunctionCall, FunctionResponse, GenerateContentRequest, GenerationConfig, Part,
 };
-use crate::options::{ReasoningLevel, StreamOptions};
+use crate::options::{ReasoningLevel, StreamOptions, ThinkingBudgets, ToolChoice};
 use crate::schema::gemini::tool_parameters;
 use crate::tool::SchemaError;
 use crate::transform::{is_same_model, transform_messages};
@@ -62,12 +62,12 @@ pub fn build_request(
     compat: &GeminiCompat,
 ) -> Result<GenerateContentRequest, SchemaError> {
     let config = GenerationConfig {
-        max_output_tokens: options.max_tokens,
+        max_output_tokens: options.resolved_max_tokens(model),
         temperature: options.temperature,
         thinking_config: options
             .reasoning
             .filter(|_| model.reasoning)
-            .map(|level| thinking_config(model, level)),
+            .map(|level| thinking_config(model, level, &options.thinking_budgets)),
     };
     Ok(GenerateContentRequest {
         contents: convert_messages(model, context),
@@ -80,13 +80,31 @@ pub fn build_request(
                 parts: vec![Part::text(s)],
             }),
         tools: convert_tools(&context.tools, compat)?,
+        tool_config: options
+            .tool_choice
+            .as_ref()
+            .filter(|_| !context.tools.is_empty())
+            .map(tool_config),
         generation_config: (!config.is_empty()).then_some(config),
     })
 }
 
+/// `toolConfig.functionCallingConfig` for a tool choice: `AUTO`, `NONE`, `ANY`, or `ANY` limited
+/// to one function by `allowedFunctionNames`.
+pub fn tool_config(choice: &ToolChoice) -> Value {
+    let config = match choice {
+        ToolChoice::Auto => json!({"mode": "AUTO"}),
+        ToolChoice::None => json!({"mode": "NONE"}),
+        ToolChoice::Required => json!({"mode": "ANY"}),
+        ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+    };
+    json!({"functionCallingConfig": config})
+}
+
 /// `thinkingConfig` for a reasoning level: `thinkingLevel` on Gemini 3, a token budget on 2.x
-/// (pi-ai's table; `-1`, dynamic, for models it does not know). `xhigh` counts as `high`.
-pub fn thinking_config(model: &Model, level: ReasoningLevel) -> Value {
+/// (a budget set in `budgets` for that level, else pi-ai's table; `-1`, dynamic, for models it
+/// does not know). `xhigh` counts as `high`.
+pub fn thinking_config(model: &Model, level: ReasoningLevel, budgets: &ThinkingBudgets) -> Value {
     let id = model.id.to_ascii_lowercase();
     let level = match level {
         ReasoningLevel::Xhigh => ReasoningLevel::High,
@@ -113,6 +131,15 @@ pub fn thinking_config(model: &Model, level: ReasoningLevel) -> Value {
     } else {
         None
     };
+    let custom = match level {
+        ReasoningLevel::Minimal => budgets.minimal,
+        ReasoningLevel::Low => budgets.low,
+        ReasoningLevel::Medium => budgets.medium,
+        ReasoningLevel::High | ReasoningLevel::Xhigh => budgets.high,
+    };
+    if let Some(budget) = custom {
+        return json!({"includeThoughts": true, "thinkingBudget": budget});
+    }
     let budget = match (table, level) {
         (None, _) => -1,
         (Some(t), ReasoningLevel::Minimal) => t[0],

@@ -24,8 +24,8 @@ use self::convert::GeminiCompat;
 use self::stream::ResponseProcessor;
 use self::wire::GenerateContentResponse;
 use super::http::{
-    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
-    OpenError, SseStep,
+    encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
+    request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -136,11 +136,11 @@ async fn run(
         }
     };
     drop(context);
-    let body = match serde_json::to_vec(&request) {
+    let body = match encode_body(&request, &model, &options).await {
         Ok(body) => body,
         Err(e) => {
-            let text = format!("could not encode the request: {e}");
-            out.fail(StopReason::Error, text).await;
+            let (reason, text) = open_error_parts(e);
+            out.fail(reason, text).await;
             return;
         }
     };
@@ -167,7 +167,7 @@ async fn run(
     };
 
     let mut processor = ResponseProcessor::new(out, &model);
-    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
             processor

@@ -17,6 +17,9 @@ pub struct GenerateContentRequest {
     /// `[{"functionDeclarations": [...]}]` when tools are offered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Value>,
+    /// `{"functionCallingConfig": {"mode": …}}` from the tool choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_config: Option<Value>,
     /// Output limit, temperature, thinking.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation_config: Option<GenerationConfig>,

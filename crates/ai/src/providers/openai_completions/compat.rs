@@ -53,6 +53,22 @@ pub struct OpenAiCompat {
     /// The model writes tool calls as JSON in its text instead of `tool_calls`; turn a reply
     /// that is only such calls (to offered tools, with valid arguments) into real tool calls.
     pub tool_calls_in_text: bool,
+    /// Send `prompt_cache_retention: "24h"` (and the session as `prompt_cache_key`) for long
+    /// cache retention (`supportsLongCacheRetention`; default true on api.openai.com).
+    pub supports_long_cache_retention: bool,
+    /// Put Anthropic `cache_control` markers in the messages (`cacheControlFormat:
+    /// "anthropic"`; default for OpenRouter's `anthropic/` models, as pi).
+    pub anthropic_cache_control: bool,
+    /// Send the session id as `session_id`, `x-client-request-id` and `x-session-affinity`
+    /// headers (`sendSessionAffinityHeaders`, default false).
+    pub send_session_affinity_headers: bool,
+}
+
+/// `cacheControlFormat` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum CacheControlFormat {
+    Anthropic,
 }
 
 /// Overrides read from `model.compat`; every field optional.
@@ -70,6 +86,9 @@ struct CompatOverrides {
     supports_strict_mode: Option<bool>,
     thinking_format: Option<ThinkingFormat>,
     tool_calls_in_text: Option<bool>,
+    supports_long_cache_retention: Option<bool>,
+    cache_control_format: Option<CacheControlFormat>,
+    send_session_affinity_headers: Option<bool>,
 }
 
 impl OpenAiCompat {
@@ -112,6 +131,17 @@ impl OpenAiCompat {
             );
             set(&mut compat.strict_tools, o.supports_strict_mode);
             set(&mut compat.tool_calls_in_text, o.tool_calls_in_text);
+            set(
+                &mut compat.supports_long_cache_retention,
+                o.supports_long_cache_retention,
+            );
+            set(
+                &mut compat.send_session_affinity_headers,
+                o.send_session_affinity_headers,
+            );
+            if let Some(CacheControlFormat::Anthropic) = o.cache_control_format {
+                compat.anthropic_cache_control = true;
+            }
             if let Some(f) = o.max_tokens_field {
                 compat.max_tokens_field = f;
             }
@@ -150,6 +180,9 @@ impl OpenAiCompat {
                 ThinkingFormat::None
             },
             tool_calls_in_text: false,
+            supports_long_cache_retention: openai,
+            anthropic_cache_control: openrouter && model.id.starts_with("anthropic/"),
+            send_session_affinity_headers: false,
         }
     }
 }

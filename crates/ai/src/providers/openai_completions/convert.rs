@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::compat::{MaxTokensField, OpenAiCompat, ThinkingFormat};
 use super::wire::ChatRequest;
-use crate::options::StreamOptions;
+use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::transform::{mistral_tool_id, openai_tool_id, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
@@ -18,15 +18,46 @@ pub fn build_request(
     options: &StreamOptions,
     compat: &OpenAiCompat,
 ) -> ChatRequest {
-    let max_tokens = options.max_tokens;
+    let max_tokens = options.resolved_max_tokens(model);
+    let retention = options.resolved_cache_retention();
+    let long = retention == CacheRetention::Long && compat.supports_long_cache_retention;
+    let official = model.base_url.contains("api.openai.com");
+    let cache_key = options
+        .session_id
+        .clone()
+        .filter(|_| (official && retention != CacheRetention::None) || long);
     let (max_completion_tokens, max_tokens) = match compat.max_tokens_field {
         MaxTokensField::MaxCompletionTokens => (max_tokens, None),
         MaxTokensField::MaxTokens => (None, max_tokens),
     };
     let reasoning = options.reasoning.filter(|_| model.reasoning);
+    let mut messages = convert_messages(model, context, compat);
+    let mut tools: Vec<Value> = context
+        .tools
+        .iter()
+        .map(|tool| {
+            let mut function = json!({
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            });
+            if compat.strict_tools {
+                function["strict"] = Value::Bool(true);
+            }
+            json!({"type": "function", "function": function})
+        })
+        .collect();
+    if compat.anthropic_cache_control && retention != CacheRetention::None {
+        let marker = if long {
+            json!({"type": "ephemeral", "ttl": "1h"})
+        } else {
+            json!({"type": "ephemeral"})
+        };
+        add_anthropic_cache_markers(&mut messages, &mut tools, &marker);
+    }
     ChatRequest {
         model: model.id.clone(),
-        messages: convert_messages(model, context, compat),
+        messages,
         stream: true,
         stream_options: compat
             .supports_usage_in_streaming
@@ -34,21 +65,7 @@ pub fn build_request(
         max_completion_tokens,
         max_tokens,
         temperature: options.temperature,
-        tools: context
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut function = json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                });
-                if compat.strict_tools {
-                    function["strict"] = Value::Bool(true);
-                }
-                json!({"type": "function", "function": function})
-            })
-            .collect(),
+        tools,
         reasoning_effort: reasoning
             .filter(|_| compat.thinking_format == ThinkingFormat::Openai)
             .map(|r| r.as_str().to_string()),
@@ -56,6 +73,55 @@ pub fn build_request(
             .filter(|_| compat.thinking_format == ThinkingFormat::Openrouter)
             .map(|r| json!({"effort": r.as_str()})),
         store: compat.supports_store.then_some(false),
+        prompt_cache_key: cache_key,
+        prompt_cache_retention: long.then_some("24h"),
+        tool_choice: options.tool_choice.as_ref().map(|choice| match choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("required"),
+            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        }),
+    }
+}
+
+/// Anthropic-style cache breakpoints for gateways that pass them on (OpenRouter's `anthropic/`
+/// models, as pi): on the system prompt, the last tool, and the last text of the last user or
+/// assistant message that has text.
+fn add_anthropic_cache_markers(messages: &mut [Value], tools: &mut [Value], marker: &Value) {
+    if let Some(system) = messages
+        .iter_mut()
+        .find(|m| matches!(m["role"].as_str(), Some("system" | "developer")))
+    {
+        mark_last_text(system, marker);
+    }
+    if let Some(tool) = tools.last_mut() {
+        tool["cache_control"] = marker.clone();
+    }
+    for message in messages.iter_mut().rev() {
+        if matches!(message["role"].as_str(), Some("user" | "assistant"))
+            && mark_last_text(message, marker)
+        {
+            break;
+        }
+    }
+}
+
+/// Puts `marker` on the message's last text part (a string content becomes one text part).
+fn mark_last_text(message: &mut Value, marker: &Value) -> bool {
+    match &mut message["content"] {
+        Value::String(text) if !text.is_empty() => {
+            let text = std::mem::take(text);
+            message["content"] = json!([{"type": "text", "text": text, "cache_control": marker}]);
+            true
+        }
+        Value::Array(parts) => match parts.iter_mut().rev().find(|p| p["type"] == "text") {
+            Some(part) => {
+                part["cache_control"] = marker.clone();
+                true
+            }
+            None => false,
+        },
+        _ => false,
     }
 }
 

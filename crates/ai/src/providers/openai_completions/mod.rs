@@ -24,8 +24,8 @@ use self::compat::OpenAiCompat;
 use self::reader::ChunkReader;
 use self::stream::ChunkProcessor;
 use super::http::{
-    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
-    OpenError, SseStep,
+    add_session_headers, encode_body, new_client, next_sse, open_error_parts, open_event_source,
+    quote_chunk, request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -109,14 +109,11 @@ async fn run(
     let request = convert::build_request(&model, &context, &options, &compat);
     let tool_names: Vec<String> = context.tools.iter().map(|t| t.name.clone()).collect();
     drop(context);
-    let body = match serde_json::to_vec(&request) {
+    let body = match encode_body(&request, &model, &options).await {
         Ok(body) => body,
         Err(e) => {
-            out.fail(
-                StopReason::Error,
-                format!("could not encode the request: {e}"),
-            )
-            .await;
+            let (reason, text) = open_error_parts(e);
+            out.fail(reason, text).await;
             return;
         }
     };
@@ -125,13 +122,24 @@ async fn run(
     let auth = key
         .as_ref()
         .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
-    let headers = match request_headers(&model, &options, auth) {
+    let mut headers = match request_headers(&model, &options, auth) {
         Ok(headers) => headers,
         Err(e) => {
             out.fail(StopReason::Error, e).await;
             return;
         }
     };
+    let session = options.session_id.as_deref().filter(|_| {
+        compat.send_session_affinity_headers
+            && options.resolved_cache_retention() != crate::options::CacheRetention::None
+    });
+    if let Some(session) = session {
+        let names = ["session_id", "x-client-request-id", "x-session-affinity"];
+        if let Err(e) = add_session_headers(&mut headers, &names, session) {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    }
     let build = || {
         client
             .post(&url)
@@ -141,7 +149,7 @@ async fn run(
 
     let mut processor = ChunkProcessor::new(out, &model, &compat, tool_names);
     let mut reader = ChunkReader::new();
-    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
             processor

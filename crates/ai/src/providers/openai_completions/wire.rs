@@ -44,6 +44,15 @@ pub struct ChatRequest {
     /// `false` to opt out of storage (OpenAI).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,
+    /// Prompt cache key: the session id (see [`super::convert::build_request`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key: Option<String>,
+    /// `24h` for long cache retention where supported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_retention: Option<&'static str>,
+    /// `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": …}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
 }
 
 /// One `data:` chunk of the stream, borrowing its strings from the event text where they

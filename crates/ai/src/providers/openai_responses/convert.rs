@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::wire::ResponsesRequest;
-use crate::options::{ReasoningLevel, StreamOptions};
+use crate::options::{CacheRetention, ReasoningLevel, ReasoningSummary, StreamOptions, ToolChoice};
 use crate::schema::openai_strict::strict_tool_parameters;
 use crate::tool::SchemaError;
 use crate::transform::{is_same_model, openai_tool_id, transform_messages};
@@ -32,6 +32,11 @@ pub struct ResponsesCompat {
     /// The model accepts `xhigh` reasoning effort (`supportsXhigh`, default false: `xhigh` is
     /// sent as `high`).
     pub supports_xhigh: bool,
+    /// Send `prompt_cache_retention: "24h"` for long cache retention
+    /// (`supportsLongCacheRetention`; default true on api.openai.com, false elsewhere).
+    pub supports_long_cache_retention: bool,
+    /// Send the session id as a `session_id` header (`sendSessionIdHeader`, default true).
+    pub send_session_id_header: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -40,16 +45,21 @@ struct Overrides {
     supports_strict_mode: Option<bool>,
     supports_developer_role: Option<bool>,
     supports_xhigh: Option<bool>,
+    supports_long_cache_retention: Option<bool>,
+    send_session_id_header: Option<bool>,
 }
 
 impl ResponsesCompat {
     /// Settings for `model`; an unreadable `compat` value is an error naming the model.
     pub fn for_model(model: &Model) -> Result<Self, String> {
         let xai = model.provider == "xai" || model.base_url.contains("api.x.ai");
+        let openai = model.provider == "openai" || model.base_url.contains("api.openai.com");
         let mut compat = Self {
             strict_tools: false,
             supports_developer_role: !xai,
             supports_xhigh: false,
+            supports_long_cache_retention: openai,
+            send_session_id_header: true,
         };
         if let Some(value) = &model.compat {
             let o: Overrides = serde_json::from_value(value.clone())
@@ -59,6 +69,12 @@ impl ResponsesCompat {
                 .supports_developer_role
                 .unwrap_or(compat.supports_developer_role);
             compat.supports_xhigh = o.supports_xhigh.unwrap_or(compat.supports_xhigh);
+            compat.supports_long_cache_retention = o
+                .supports_long_cache_retention
+                .unwrap_or(compat.supports_long_cache_retention);
+            compat.send_session_id_header = o
+                .send_session_id_header
+                .unwrap_or(compat.send_session_id_header);
         }
         Ok(compat)
     }
@@ -87,13 +103,17 @@ pub fn build_request(
             "strict": compat.strict_tools,
         }));
     }
-    let reasoning = options.reasoning.filter(|_| model.reasoning).map(|level| {
-        let effort = match level {
-            ReasoningLevel::Xhigh if !compat.supports_xhigh => "high",
-            other => other.as_str(),
-        };
-        json!({"effort": effort, "summary": "auto"})
+    let effort = options.reasoning.map(|level| match level {
+        ReasoningLevel::Xhigh if !compat.supports_xhigh => "high",
+        other => other.as_str(),
     });
+    // As pi: a summary alone turns reasoning on at medium effort.
+    let reasoning = (model.reasoning && (effort.is_some() || options.reasoning_summary.is_some()))
+        .then(|| {
+            let summary = options.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
+            json!({"effort": effort.unwrap_or("medium"), "summary": summary})
+        });
+    let retention = options.resolved_cache_retention();
     let include = if reasoning.is_some() {
         vec!["reasoning.encrypted_content".to_string()]
     } else {
@@ -104,12 +124,37 @@ pub fn build_request(
         input: convert_input(model, context, compat),
         stream: true,
         store: false,
-        max_output_tokens: options.max_tokens,
+        max_output_tokens: options.resolved_max_tokens(model),
         temperature: options.temperature,
         tools,
         reasoning,
         include,
+        prompt_cache_key: cache_session_id(options).map(str::to_string),
+        prompt_cache_retention: (retention == CacheRetention::Long
+            && compat.supports_long_cache_retention)
+            .then_some("24h"),
+        service_tier: options.service_tier.map(|tier| tier.as_str()),
+        tool_choice: options.tool_choice.as_ref().map(openai_tool_choice),
     })
+}
+
+/// The session id used for caching: [`StreamOptions::session_id`], unless cache retention is
+/// `none`.
+pub fn cache_session_id(options: &StreamOptions) -> Option<&str> {
+    options
+        .session_id
+        .as_deref()
+        .filter(|_| options.resolved_cache_retention() != CacheRetention::None)
+}
+
+/// `tool_choice` in the Responses API's form.
+pub fn openai_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+    }
 }
 
 /// Splits a stored tool-call id into the call id and the item id (`call_…|fc_…`).

@@ -30,8 +30,8 @@ use self::convert::ResponsesCompat;
 use self::stream::{EventProcessor, Step, HANDLED_EVENTS};
 use self::wire::StreamEvent;
 use super::http::{
-    new_client, next_sse, open_event_source, quote_chunk, request_headers, required_api_key,
-    OpenError, SseStep,
+    add_session_headers, encode_body, new_client, next_sse, open_error_parts, open_event_source,
+    quote_chunk, request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -129,11 +129,11 @@ async fn run(
         HashMap::new()
     };
     drop(context);
-    let body = match serde_json::to_vec(&request) {
+    let body = match encode_body(&request, &model, &options).await {
         Ok(body) => body,
         Err(e) => {
-            let text = format!("could not encode the request: {e}");
-            out.fail(StopReason::Error, text).await;
+            let (reason, text) = open_error_parts(e);
+            out.fail(reason, text).await;
             return;
         }
     };
@@ -142,13 +142,24 @@ async fn run(
     let auth = key
         .as_ref()
         .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
-    let headers = match request_headers(&model, &options, auth) {
+    let mut headers = match request_headers(&model, &options, auth) {
         Ok(headers) => headers,
         Err(e) => {
             out.fail(StopReason::Error, e).await;
             return;
         }
     };
+    if let Some(session) = convert::cache_session_id(&options) {
+        let names: &[&'static str] = if compat.send_session_id_header {
+            &["session_id", "x-client-request-id"]
+        } else {
+            &["x-client-request-id"]
+        };
+        if let Err(e) = add_session_headers(&mut headers, names, session) {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    }
     let build = || {
         client
             .post(&url)
@@ -156,8 +167,9 @@ async fn run(
             .body(body.clone())
     };
 
-    let mut processor = EventProcessor::new(out, &model, strict_schemas);
-    let mut source = match open_event_source(build, &options, key.as_ref()).await {
+    let mut processor =
+        EventProcessor::new(out, &model, strict_schemas).with_service_tier(options.service_tier);
+    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
             processor

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::wire::{FunctionCallItem, ResponseObject, ResponseUsage, StreamEvent};
+use crate::options::ServiceTier;
 use crate::providers::openai_completions::stream::generate_call_id;
 use crate::reply::ReplyBuilder;
 use crate::schema::openai_strict::remove_added_nulls;
@@ -71,6 +72,8 @@ pub struct EventProcessor {
     current: Option<Item>,
     usage: Option<ResponseUsage>,
     terminal: Option<Terminal>,
+    /// The tier asked for, until the response names the one that served it.
+    service_tier: Option<ServiceTier>,
 }
 
 #[derive(Debug)]
@@ -90,7 +93,14 @@ impl EventProcessor {
             current: None,
             usage: None,
             terminal: None,
+            service_tier: None,
         }
+    }
+
+    /// Prices the reply for this tier (the response's own `service_tier` wins when it sends one).
+    pub fn with_service_tier(mut self, tier: Option<ServiceTier>) -> Self {
+        self.service_tier = tier;
+        self
     }
 
     /// Applies one event. A failed response, an `error` event or an impossible event is
@@ -201,6 +211,12 @@ impl EventProcessor {
         self.take_response_id(response);
         if let Some(usage) = response.and_then(|r| r.usage) {
             self.usage = Some(usage);
+        }
+        if let Some(tier) = response
+            .and_then(|r| r.service_tier.as_deref())
+            .and_then(ServiceTier::parse)
+        {
+            self.service_tier = Some(tier);
         }
     }
 
@@ -371,6 +387,9 @@ impl EventProcessor {
             ..Usage::default()
         };
         self.model.calculate_cost(&mut usage);
+        if let Some(tier) = self.service_tier {
+            usage.cost.scale(tier.price_multiplier(&self.model.id));
+        }
         usage
     }
 

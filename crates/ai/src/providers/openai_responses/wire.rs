@@ -32,6 +32,18 @@ pub struct ResponsesRequest {
     /// `["reasoning.encrypted_content"]` with `reasoning`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<String>,
+    /// Prompt cache key: the session id (unless cache retention is `none`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key: Option<String>,
+    /// `24h` for long cache retention where supported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_retention: Option<&'static str>,
+    /// Processing tier (`flex`, `priority`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<&'static str>,
+    /// `"auto"`, `"none"`, `"required"` or `{"type": "function", "name": …}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
 }
 
 /// One `data:` event of the stream. Only the fields this provider reads are typed; the event's
@@ -74,6 +86,8 @@ pub struct ResponseObject {
     pub incomplete_details: Option<IncompleteDetails>,
     /// What went wrong (`response.failed`).
     pub error: Option<ResponseError>,
+    /// The tier that processed the request (prices scale with it).
+    pub service_tier: Option<String>,
 }
 
 /// Why a response is incomplete.

@@ -1,0 +1,163 @@
+//! Context overflow: did a reply fail (or silently degrade) because the prompt no longer fits
+//! the model's context window? [`is_context_overflow`] answers it the way pi's
+//! `isContextOverflow` does, so an agent can compact its history and retry.
+//!
+//! Patterns are pi-ai 0.73.1's list joined with the ones pi 1.6 added, each matched against the
+//! reply's `errorMessage` as oxpi writes it (`400 prompt is too long: …`: the status, then the
+//! server's own message). The tests (`crates/ai/tests/context_overflow.rs`) send each provider's
+//! real error body through a local server and check the resulting message.
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+use crate::types::message::{AssistantMessage, StopReason};
+
+/// Error texts that mean the prompt did not fit, with the provider each was seen from.
+pub const OVERFLOW_PATTERNS: &[(&str, &str)] = &[
+    (r"(?i)prompt (?:is )?too long", "Anthropic, Ollama"),
+    (r"(?i)prompt exceeds max length", "pi 1.6"),
+    (r"(?i)request_too_large", "Anthropic, 413 by size"),
+    (
+        r"(?i)input is too long for requested model",
+        "Amazon Bedrock",
+    ),
+    (r"(?i)exceeds the context window", "OpenAI"),
+    (
+        r"(?i)exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+        "pi 1.6",
+    ),
+    (r"(?i)context window exceeded", "pi 1.6"),
+    (
+        r"(?i)input token count.*exceeds the maximum",
+        "Google Gemini",
+    ),
+    (r"(?i)maximum prompt length is \d+", "xAI"),
+    (
+        r"(?i)reduce the length of the messages",
+        "Groq, OpenAI Chat Completions",
+    ),
+    (r"(?i)maximum context length is \d+ tokens", "OpenRouter"),
+    (
+        r"(?i)exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
+        "pi 1.6",
+    ),
+    (
+        r"(?i)input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
+        "pi 1.6",
+    ),
+    (r"(?i)exceeds the limit of \d+", "GitHub Copilot"),
+    (r"(?i)exceeds the available context size", "llama.cpp"),
+    (r"(?i)greater than the context length", "LM Studio"),
+    (r"(?i)context window exceeds limit", "MiniMax"),
+    (r"(?i)exceeded model token limit", "Kimi For Coding"),
+    (
+        r"(?i)too large for model with \d+ maximum context length",
+        "Mistral",
+    ),
+    (
+        r"(?i)prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
+        "pi 1.6",
+    ),
+    (r"(?i)model_context_window_exceeded", "z.ai"),
+    (
+        r"(?i)prompt too long; exceeded (?:max )?context length",
+        "Ollama",
+    ),
+    (r"(?i)range of input length should be", "pi 1.6"),
+    (r"(?i)context[_ ]length[_ ]exceeded", "generic"),
+    (r"(?i)too many tokens", "generic"),
+    (r"(?i)token limit exceeded", "generic"),
+    (
+        r"(?i)^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))",
+        "any 413",
+    ),
+];
+
+/// Error texts that are never an overflow even when they match a pattern above (Bedrock's
+/// `ThrottlingException: Too many tokens…` is rate limiting).
+pub const NON_OVERFLOW_PATTERNS: &[&str] = &[
+    r"(?i)^(Throttling error|Service unavailable):",
+    r"(?i)rate limit",
+    r"(?i)too many requests",
+];
+
+/// Cerebras answers an oversized prompt with a bare 400 or 413; only its replies are read so.
+pub const CEREBRAS_BODYLESS_PATTERN: &str = r"(?i)^4(?:00|13)\b[^\n]*\(no body\)";
+
+struct Patterns {
+    overflow: RegexSet,
+    non_overflow: RegexSet,
+    cerebras: Option<Regex>,
+}
+
+static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
+    overflow: RegexSet::new(OVERFLOW_PATTERNS.iter().map(|(p, _)| *p))
+        .unwrap_or_else(|_| RegexSet::empty()),
+    non_overflow: RegexSet::new(NON_OVERFLOW_PATTERNS).unwrap_or_else(|_| RegexSet::empty()),
+    cerebras: Regex::new(CEREBRAS_BODYLESS_PATTERN).ok(),
+});
+
+/// True when `message` says the prompt did not fit the context window:
+///
+/// 1. an `error` reply whose text matches [`OVERFLOW_PATTERNS`] (and none of
+///    [`NON_OVERFLOW_PATTERNS`]), or a Cerebras reply that is a bare 400/413;
+/// 2. with `context_window`: a `stop` reply whose input plus cache reads exceed it (servers that
+///    accept an oversized prompt silently, such as z.ai);
+/// 3. with `context_window`: a `length` reply with no output whose input plus cache reads fill
+///    99% of it (servers that cut the prompt to fit, such as Xiaomi MiMo).
+///
+/// ```
+/// use oxpi_ai::overflow::is_context_overflow;
+/// use oxpi_ai::{AssistantMessage, StopReason};
+///
+/// let mut reply = AssistantMessage::empty("anthropic-messages", "anthropic", "claude-sonnet-4-5");
+/// reply.stop_reason = StopReason::Error;
+/// reply.error_message = Some("400 prompt is too long: 213462 tokens > 200000 maximum".into());
+/// assert!(is_context_overflow(&reply, None));
+///
+/// reply.error_message = Some("429 rate limit reached: too many tokens per minute".into());
+/// assert!(!is_context_overflow(&reply, None));
+/// ```
+pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
+    let patterns = &*PATTERNS;
+    if message.stop_reason == StopReason::Error {
+        if let Some(text) = message.error_message.as_deref() {
+            if !patterns.non_overflow.is_match(text) {
+                if patterns.overflow.is_match(text) {
+                    return true;
+                }
+                let bodyless = patterns.cerebras.as_ref().is_some_and(|r| r.is_match(text));
+                if message.provider == "cerebras" && bodyless {
+                    return true;
+                }
+            }
+        }
+    }
+    let Some(window) = context_window.filter(|w| *w > 0) else {
+        return false;
+    };
+    let input = message.usage.input.saturating_add(message.usage.cache_read);
+    match message.stop_reason {
+        StopReason::Stop => input > window,
+        StopReason::Length => message.usage.output == 0 && input as f64 >= window as f64 * 0.99,
+        StopReason::ToolUse | StopReason::Error | StopReason::Aborted => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        for (pattern, provider) in OVERFLOW_PATTERNS {
+            assert!(Regex::new(pattern).is_ok(), "{provider}: {pattern}");
+        }
+        for pattern in NON_OVERFLOW_PATTERNS {
+            assert!(Regex::new(pattern).is_ok(), "{pattern}");
+        }
+        assert!(Regex::new(CEREBRAS_BODYLESS_PATTERN).is_ok());
+        assert_eq!(PATTERNS.overflow.len(), OVERFLOW_PATTERNS.len());
+    }
+}
