@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::hooks::{
-    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, StreamFn, ToolExecution, TransformContextFn,
+    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode,
+    ShouldStopAfterTurnFn, StreamFn, ToolExecution, TransformContextFn,
 };
 use crate::tool::AgentToolHandle;
 
@@ -60,6 +61,16 @@ pub struct AgentOptions {
     pub before_tool_call: Option<BeforeToolCallFn>,
     /// See [`AfterToolCallFn`].
     pub after_tool_call: Option<AfterToolCallFn>,
+    /// Sent with every request as [`StreamOptions::session_id`] (prompt caching, routing).
+    pub session_id: Option<String>,
+    /// See [`GetApiKeyFn`].
+    pub get_api_key: Option<GetApiKeyFn>,
+    /// See [`ShouldStopAfterTurnFn`].
+    pub should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
+    /// How steering messages are taken (default one at a time, as pi).
+    pub steering_mode: QueueMode,
+    /// How follow-up messages are taken (default one at a time, as pi).
+    pub follow_up_mode: QueueMode,
 }
 
 impl std::fmt::Debug for AgentOptions {
@@ -90,7 +101,60 @@ impl AgentOptions {
             convert_to_llm: None,
             before_tool_call: None,
             after_tool_call: None,
+            session_id: None,
+            get_api_key: None,
+            should_stop_after_turn: None,
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
         }
+    }
+
+    /// Sets the session id sent with every request.
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Asks `get_api_key(provider)` for the key before each request (see [`GetApiKeyFn`]).
+    ///
+    /// ```
+    /// use oxpi_agent_core::AgentOptions;
+    /// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+    /// let options = AgentOptions::new(model).with_get_api_key(|_provider| async {
+    ///     Ok(Some(oxpi_ai::ApiKey::new("token-from-the-vault")))
+    /// });
+    /// assert!(options.get_api_key.is_some());
+    /// ```
+    pub fn with_get_api_key<F, Fut>(mut self, get_api_key: F) -> Self
+    where
+        F: Fn(&str) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Option<oxpi_ai::ApiKey>, String>> + Send + 'static,
+    {
+        self.get_api_key = Some(Arc::new(move |provider| get_api_key(provider).boxed()));
+        self
+    }
+
+    /// Ends the run after a turn when `should_stop(summary)` says so (see
+    /// [`ShouldStopAfterTurnFn`]).
+    pub fn with_should_stop_after_turn<F, Fut>(mut self, should_stop: F) -> Self
+    where
+        F: Fn(crate::hooks::TurnSummary) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = bool> + Send + 'static,
+    {
+        self.should_stop_after_turn = Some(Arc::new(move |turn| should_stop(turn).boxed()));
+        self
+    }
+
+    /// Sets how steering messages are taken.
+    pub fn with_steering_mode(mut self, mode: QueueMode) -> Self {
+        self.steering_mode = mode;
+        self
+    }
+
+    /// Sets how follow-up messages are taken.
+    pub fn with_follow_up_mode(mut self, mode: QueueMode) -> Self {
+        self.follow_up_mode = mode;
+        self
     }
 
     /// Sets the system prompt.
@@ -200,6 +264,9 @@ pub(crate) struct State {
     pub(crate) streaming_message: PartialMessage,
     pub(crate) pending_tool_calls: BTreeSet<String>,
     pub(crate) error_message: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) steering_mode: QueueMode,
+    pub(crate) follow_up_mode: QueueMode,
 }
 
 type SyncListener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -221,6 +288,8 @@ pub(crate) struct Inner {
     pub(crate) convert_to_llm: Option<ConvertToLlmFn>,
     pub(crate) before_tool_call: Option<BeforeToolCallFn>,
     pub(crate) after_tool_call: Option<AfterToolCallFn>,
+    pub(crate) get_api_key: Option<GetApiKeyFn>,
+    pub(crate) should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
     listeners: Mutex<Vec<(u64, Listener)>>,
     next_listener: AtomicU64,
     pub(crate) steering: Mutex<VecDeque<Message>>,
@@ -330,6 +399,9 @@ impl Agent {
                     streaming_message: PartialMessage::new(),
                     pending_tool_calls: BTreeSet::new(),
                     error_message: None,
+                    session_id: options.session_id,
+                    steering_mode: options.steering_mode,
+                    follow_up_mode: options.follow_up_mode,
                 }),
                 stream_options: options.stream_options,
                 stream_fn,
@@ -339,6 +411,8 @@ impl Agent {
                 convert_to_llm: options.convert_to_llm,
                 before_tool_call: options.before_tool_call,
                 after_tool_call: options.after_tool_call,
+                get_api_key: options.get_api_key,
+                should_stop_after_turn: options.should_stop_after_turn,
                 listeners: Mutex::new(Vec::new()),
                 next_listener: AtomicU64::new(0),
                 steering: Mutex::new(VecDeque::new()),
@@ -458,6 +532,57 @@ impl Agent {
     /// Queues a message delivered when the agent would otherwise stop.
     pub fn follow_up(&self, message: impl Into<Message>) {
         lock(&self.inner.follow_ups).push_back(message.into());
+    }
+
+    /// Removes every queued steering message.
+    pub fn clear_steering_queue(&self) {
+        lock(&self.inner.steering).clear();
+    }
+
+    /// Removes every queued follow-up message.
+    pub fn clear_follow_up_queue(&self) {
+        lock(&self.inner.follow_ups).clear();
+    }
+
+    /// Removes every queued steering and follow-up message.
+    pub fn clear_all_queues(&self) {
+        self.clear_steering_queue();
+        self.clear_follow_up_queue();
+    }
+
+    /// True when a steering or follow-up message is waiting.
+    pub fn has_queued_messages(&self) -> bool {
+        !lock(&self.inner.steering).is_empty() || !lock(&self.inner.follow_ups).is_empty()
+    }
+
+    /// How steering messages are taken.
+    pub fn steering_mode(&self) -> QueueMode {
+        self.inner.state().steering_mode
+    }
+
+    /// Changes how steering messages are taken (from the next time the queue is read).
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        self.inner.state().steering_mode = mode;
+    }
+
+    /// How follow-up messages are taken.
+    pub fn follow_up_mode(&self) -> QueueMode {
+        self.inner.state().follow_up_mode
+    }
+
+    /// Changes how follow-up messages are taken.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        self.inner.state().follow_up_mode = mode;
+    }
+
+    /// The session id sent with each request.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.state().session_id.clone()
+    }
+
+    /// Changes the session id for the next request.
+    pub fn set_session_id(&self, session_id: Option<String>) {
+        self.inner.state().session_id = session_id;
     }
 
     /// Cancels the run in progress: the stream ends as `aborted`, running tools are cancelled,

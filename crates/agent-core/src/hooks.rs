@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use oxpi_ai::{AssistantMessageEventStream, Context, Message, Model, StreamOptions, ToolCall};
+use oxpi_ai::{
+    ApiKey, AssistantMessage, AssistantMessageEventStream, Context, Message, Model, StreamOptions,
+    ToolCall, ToolResultMessage,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::tool::AgentToolResult;
@@ -62,6 +65,40 @@ pub struct ToolOutcome {
     pub result: AgentToolResult,
     /// Whether it is an error.
     pub is_error: bool,
+}
+
+/// Asked before each model request for the API key of a provider (pi's `getApiKey`): for keys
+/// that rotate or expire (OAuth tokens) during a long run. `Ok(Some(key))` is used for that
+/// request; `Ok(None)` keeps the key of [`StreamOptions::api_key`] (or the provider's variable);
+/// `Err(text)` ends the run with that error before anything is sent.
+pub type GetApiKeyFn =
+    Arc<dyn Fn(&str) -> BoxFuture<'static, Result<Option<ApiKey>, String>> + Send + Sync>;
+
+/// Called after each turn (once `turn_end` is emitted); `true` ends the run there, without
+/// another request and before queued messages are taken (pi's `shouldStopAfterTurn`).
+pub type ShouldStopAfterTurnFn = Arc<dyn Fn(TurnSummary) -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// What a [`ShouldStopAfterTurnFn`] sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnSummary {
+    /// The assistant message of the turn.
+    pub message: AssistantMessage,
+    /// The turn's tool results, in call order.
+    pub tool_results: Vec<ToolResultMessage>,
+    /// The whole history after the turn.
+    pub messages: Arc<Vec<Message>>,
+    /// Messages this run has added so far.
+    pub new_messages: Vec<Message>,
+}
+
+/// How queued steering or follow-up messages are taken (pi's `QueueMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueMode {
+    /// One message per turn, oldest first (pi's default, `one-at-a-time`).
+    #[default]
+    OneAtATime,
+    /// Every queued message at once (`all`).
+    All,
 }
 
 /// How a batch of tool calls runs.

@@ -13,8 +13,9 @@ mod tool;
 pub use agent::{Agent, AgentError, AgentOptions, PromptInput, Subscription, DEFAULT_MAX_TURNS};
 pub use event::AgentEvent;
 pub use hooks::{
-    AfterToolCall, AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, StreamFn, ToolCallDecision,
-    ToolExecution, ToolOutcome, TransformContextFn,
+    AfterToolCall, AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode,
+    ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolExecution, ToolOutcome,
+    TransformContextFn, TurnSummary,
 };
 pub use tool::{
     AgentTool, AgentToolHandle, AgentToolResult, DynamicAgentTool, ToolCallFailure, ToolError,

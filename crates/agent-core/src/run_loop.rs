@@ -6,6 +6,7 @@
 //! Events are emitted from this task only, one at a time, so listeners never overlap; tools
 //! running in parallel send theirs through a channel that the loop drains in order.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -22,17 +23,29 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{lock, Inner};
 use crate::event::AgentEvent;
-use crate::hooks::{AfterToolCall, ToolCallDecision, ToolExecution, ToolOutcome};
+use crate::hooks::{
+    AfterToolCall, QueueMode, ToolCallDecision, ToolExecution, ToolOutcome, TurnSummary,
+};
 use crate::tool::{AgentToolHandle, AgentToolResult, ToolCallFailure, ToolUpdateFn};
 
 const ABORTED: &str = "Request was aborted";
+
+/// Takes queued messages as `mode` says: the oldest one, or all.
+fn take_queued(queue: &std::sync::Mutex<VecDeque<Message>>, mode: QueueMode) -> Vec<Message> {
+    let mut queue = lock(queue);
+    match mode {
+        QueueMode::All => queue.drain(..).collect(),
+        QueueMode::OneAtATime => queue.pop_front().into_iter().collect(),
+    }
+}
 
 /// Runs until the model stops, the run is aborted, or the turn limit is reached.
 pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: CancellationToken) {
     inner.emit(AgentEvent::AgentStart).await;
     let mut added: Vec<Message> = Vec::new();
     let mut pending = prompt;
-    pending.extend(lock(&inner.steering).drain(..));
+    let steering_mode = inner.state().steering_mode;
+    pending.extend(take_queued(&inner.steering, steering_mode));
     let mut turns = 0usize;
     let mut error: Option<String> = None;
 
@@ -51,11 +64,12 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             .await;
 
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
-        let results = execute_tool_calls(inner, &assistant, &calls, &cancel, &mut added).await;
+        let (results, terminate) =
+            execute_tool_calls(inner, &assistant, &calls, &cancel, &mut added).await;
         inner
             .emit(AgentEvent::TurnEnd {
                 message: Message::Assistant(assistant.clone()),
-                tool_results: results,
+                tool_results: results.clone(),
             })
             .await;
 
@@ -71,14 +85,42 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             }));
             break;
         }
-        let wants_more = !calls.is_empty();
-        let steering: Vec<Message> = lock(&inner.steering).drain(..).collect();
+        if assistant.stop_reason == StopReason::Length && !calls.is_empty() {
+            // The calls got error results (see `prepare`); asking again would repeat the cut.
+            error = Some(format!(
+                "The reply hit the output token limit while calling tools; its {} tool call(s) were not executed",
+                calls.len()
+            ));
+            break;
+        }
+        if let Some(should_stop) = &inner.should_stop_after_turn {
+            let summary = TurnSummary {
+                message: assistant.clone(),
+                tool_results: results,
+                messages: inner.state().messages.clone(),
+                new_messages: added.clone(),
+            };
+            match guarded("should_stop_after_turn", should_stop(summary)).await {
+                Ok(false) => {}
+                Ok(true) => break,
+                Err(panic) => {
+                    error = Some(panic);
+                    break;
+                }
+            }
+        }
+        // A batch whose every result asked to terminate ends the run (unless a message is
+        // queued to steer it on).
+        let wants_more = !calls.is_empty() && !terminate;
+        let steering_mode = inner.state().steering_mode;
+        let steering = take_queued(&inner.steering, steering_mode);
         let next = if !steering.is_empty() {
             steering
         } else if wants_more {
             Vec::new()
         } else {
-            lock(&inner.follow_ups).drain(..).collect()
+            let follow_up_mode = inner.state().follow_up_mode;
+            take_queued(&inner.follow_ups, follow_up_mode)
         };
         if next.is_empty() && !wants_more {
             break;
@@ -170,14 +212,19 @@ async fn request_reply(
     inner: &Inner,
     cancel: &CancellationToken,
 ) -> Result<AssistantMessage, AssistantMessage> {
-    let (model, context, reasoning) = {
+    let (model, context, reasoning, session_id) = {
         let state = inner.state();
         let context = Context {
             system_prompt: state.system_prompt.clone(),
             messages: state.messages.clone(),
             tools: state.tool_definitions.clone(),
         };
-        (state.model.clone(), context, state.thinking_level)
+        (
+            state.model.clone(),
+            context,
+            state.thinking_level,
+            state.session_id.clone(),
+        )
     };
     let mut context = context;
     if let Some(transform) = &inner.transform_context {
@@ -205,6 +252,27 @@ async fn request_reply(
     options.cancel = cancel.clone();
     if reasoning.is_some() {
         options.reasoning = reasoning;
+    }
+    if session_id.is_some() {
+        options.session_id = session_id;
+    }
+    if let Some(get_api_key) = &inner.get_api_key {
+        let asked = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                return Err(ended_without_request(inner, StopReason::Aborted, ABORTED.to_string()));
+            }
+            asked = guarded("get_api_key", get_api_key(&model.provider)) => asked,
+        };
+        match asked {
+            Ok(Ok(Some(key))) => options.api_key = Some(key),
+            Ok(Ok(None)) => {}
+            Ok(Err(text)) => {
+                let text = format!("get_api_key failed for provider {}: {text}", model.provider);
+                return Err(ended_without_request(inner, StopReason::Error, text));
+            }
+            Err(panic) => return Err(ended_without_request(inner, StopReason::Error, panic)),
+        }
     }
     let mut stream = (inner.stream_fn)(&model, &context, options);
     drop(context);
@@ -270,38 +338,45 @@ async fn execute_tool_calls(
     calls: &[ToolCall],
     cancel: &CancellationToken,
     added: &mut Vec<Message>,
-) -> Vec<ToolResultMessage> {
+) -> (Vec<ToolResultMessage>, bool) {
     if calls.is_empty() {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let tools = inner.state().tools.clone();
+    // As pi: one sequential tool in the batch makes the whole batch sequential.
+    let sequential = inner.tool_execution == ToolExecution::Sequential
+        || calls.iter().any(|call| {
+            tools.iter().any(|t| {
+                t.name() == call.name && t.execution_mode() == Some(ToolExecution::Sequential)
+            })
+        });
     let mut results = Vec::with_capacity(calls.len());
-    match inner.tool_execution {
-        ToolExecution::Sequential => {
-            for call in calls {
-                announce(inner, call).await;
-                let prepared = prepare(inner, assistant, call, &tools, cancel).await;
-                let outcome = run_batch(inner, vec![(call, prepared)], cancel).await;
-                for result in to_results(std::slice::from_ref(call), outcome) {
-                    append(inner, added, Message::ToolResult(result.clone())).await;
-                    results.push(result);
-                }
-            }
-        }
-        ToolExecution::Parallel => {
-            let mut jobs = Vec::with_capacity(calls.len());
-            for call in calls {
-                announce(inner, call).await;
-                jobs.push((call, prepare(inner, assistant, call, &tools, cancel).await));
-            }
-            let outcomes = run_batch(inner, jobs, cancel).await;
-            for result in to_results(calls, outcomes) {
+    let mut terminate = true;
+    if sequential {
+        for call in calls {
+            announce(inner, call).await;
+            let prepared = prepare(inner, assistant, call, &tools, cancel).await;
+            let outcomes = run_batch(inner, vec![(call, prepared)], cancel).await;
+            terminate &= outcomes.iter().all(|o| o.result.terminate);
+            for result in to_results(std::slice::from_ref(call), outcomes) {
                 append(inner, added, Message::ToolResult(result.clone())).await;
                 results.push(result);
             }
         }
+    } else {
+        let mut jobs = Vec::with_capacity(calls.len());
+        for call in calls {
+            announce(inner, call).await;
+            jobs.push((call, prepare(inner, assistant, call, &tools, cancel).await));
+        }
+        let outcomes = run_batch(inner, jobs, cancel).await;
+        terminate &= outcomes.iter().all(|o| o.result.terminate);
+        for result in to_results(calls, outcomes) {
+            append(inner, added, Message::ToolResult(result.clone())).await;
+            results.push(result);
+        }
     }
-    results
+    (results, terminate)
 }
 
 async fn announce(inner: &Inner, call: &ToolCall) {
@@ -396,12 +471,7 @@ async fn prepare(
         StopReason::Error => {
             return Prepared::Refused("Tool call was not executed: the reply failed before it was complete".into())
         }
-        StopReason::Length => {
-            return Prepared::Refused(
-                "Tool call was not executed: the reply hit the output token limit, so its arguments may be incomplete"
-                    .into(),
-            )
-        }
+        StopReason::Length => return Prepared::Refused(length_cut_text(&call.name)),
         StopReason::Stop | StopReason::ToolUse => {}
     }
     if cancel.is_cancelled() {
@@ -480,6 +550,13 @@ async fn execute_one(
         Ok(None) => outcome,
         Err(panic) => error_outcome(panic),
     }
+}
+
+/// The result of a call in a reply cut by the output limit (pi 1.6's words).
+pub(crate) fn length_cut_text(tool_name: &str) -> String {
+    format!(
+        "Tool call \"{tool_name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
 }
 
 fn error_outcome(text: String) -> ToolOutcome {

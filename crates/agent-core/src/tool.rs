@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::hooks::ToolExecution;
+
 /// What a tool returns: content for the model and optional details for the application.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentToolResult {
@@ -23,6 +25,10 @@ pub struct AgentToolResult {
     /// always sends the field).
     #[serde(default)]
     pub details: Option<Value>,
+    /// Asks the agent to stop after this batch of tool calls instead of asking the model again;
+    /// honoured only when every result of the batch asks (pi's `terminate`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminate: bool,
 }
 
 impl AgentToolResult {
@@ -31,12 +37,19 @@ impl AgentToolResult {
         Self {
             content: vec![UserContent::text(text)],
             details: None,
+            terminate: false,
         }
     }
 
     /// Adds details.
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
+        self
+    }
+
+    /// Asks the agent to stop after this batch (see [`terminate`](Self::terminate)).
+    pub fn terminating(mut self) -> Self {
+        self.terminate = true;
         self
     }
 }
@@ -137,6 +150,13 @@ pub trait AgentTool: Send + Sync + 'static {
         args
     }
 
+    /// `Some(Sequential)` makes every batch this tool is called in run one call at a time (pi's
+    /// `executionMode`); `None` (the default) follows the agent's
+    /// [`tool_execution`](crate::AgentOptions::tool_execution).
+    fn execution_mode(&self) -> Option<ToolExecution> {
+        None
+    }
+
     /// Runs the tool. `cancel` fires when the agent is aborted; `on_update` streams partial results.
     fn execute(
         &self,
@@ -194,6 +214,12 @@ trait ErasedTool: Send + Sync {
 /// assert_eq!(handle.name(), "shout");
 /// ```
 pub trait DynamicAgentTool: Send + Sync + 'static {
+    /// Fixes up the raw arguments before they are validated (see
+    /// [`AgentTool::prepare_arguments`]). The default keeps them.
+    fn prepare_arguments(&self, args: Map<String, Value>) -> Map<String, Value> {
+        args
+    }
+
     /// Runs the tool. `cancel` fires when the agent is aborted; `on_update` streams partial results.
     fn execute<'a>(
         &'a self,
@@ -209,7 +235,7 @@ struct Dynamic<T>(T);
 
 impl<T: DynamicAgentTool> ErasedTool for Dynamic<T> {
     fn prepare_erased(&self, args: Map<String, Value>) -> Map<String, Value> {
-        args
+        self.0.prepare_arguments(args)
     }
 
     fn execute_erased<'a>(
@@ -274,6 +300,7 @@ impl<T: AgentTool> ErasedTool for T {
 #[derive(Clone)]
 pub struct AgentToolHandle {
     definition: Arc<Tool>,
+    execution_mode: Option<ToolExecution>,
     label: Arc<str>,
     validator: Arc<ArgumentValidator>,
     inner: Arc<dyn ErasedTool>,
@@ -294,6 +321,7 @@ impl AgentToolHandle {
         let validator = ArgumentValidator::new(&definition)?;
         Ok(Self {
             definition: Arc::new(definition),
+            execution_mode: tool.execution_mode(),
             label: Arc::from(tool.label()),
             validator: Arc::new(validator),
             inner: Arc::new(tool),
@@ -316,6 +344,7 @@ impl AgentToolHandle {
         }
         let validator = ArgumentValidator::new(&definition)?;
         Ok(Self {
+            execution_mode: None,
             label: Arc::from(label.into()),
             definition: Arc::new(definition),
             validator: Arc::new(validator),
@@ -336,6 +365,18 @@ impl AgentToolHandle {
     /// The tool's label.
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// The tool's own execution mode, if it has one (see [`AgentTool::execution_mode`]).
+    pub fn execution_mode(&self) -> Option<ToolExecution> {
+        self.execution_mode
+    }
+
+    /// Sets the tool's execution mode (e.g. `Sequential` for an MCP tool that must not run
+    /// beside others).
+    pub fn with_execution_mode(mut self, mode: ToolExecution) -> Self {
+        self.execution_mode = Some(mode);
+        self
     }
 
     /// Applies the tool's [`AgentTool::prepare_arguments`] to `args`, checks the result against

@@ -470,23 +470,37 @@ async fn malformed_arguments_get_an_error_result_and_the_tool_never_runs() {
 #[tokio::test]
 async fn length_stop_with_tool_calls_fails_them_without_running_them() {
     let faux = faux();
-    faux.push(call("c1", "read", json!({"path": "a.txt"})).with_stop_reason(StopReason::Length));
+    let cut = and_call(
+        call("c1", "read", json!({"path": "a.txt"})),
+        "c2",
+        "read",
+        json!({"path": "b"}),
+    );
+    faux.push(cut.with_stop_reason(StopReason::Length));
     faux.push(FauxReply::text("I will retry later"));
     let read = ReadTool::default();
     let agent = Agent::new(options(&faux).with_tool(handle(read.clone())));
+    let (log, _sub) = EventLog::attach(&agent);
     agent.prompt("go").await.unwrap();
     let messages = agent.messages();
     assert_eq!(assistants(&messages)[0].stop_reason, StopReason::Length);
     let results = tool_results(&messages);
-    assert!(results[0].is_error);
-    assert!(
-        results[0].text_content().contains("token limit"),
-        "{}",
-        results[0].text_content()
+    let texts: Vec<(bool, String)> = results
+        .iter()
+        .map(|r| (r.is_error, r.text_content()))
+        .collect();
+    let expected = "Tool call \"read\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.";
+    assert_eq!(
+        texts,
+        vec![(true, expected.to_string()), (true, expected.to_string())]
     );
     assert!(read.calls().is_empty());
-    // Like pi, the model is asked again so it can re-issue the call.
-    assert_eq!(faux.call_count(), 2);
+    // The run ends there (asking again would hit the same limit); the application decides.
+    assert_eq!(faux.call_count(), 1);
+    let error = "The reply hit the output token limit while calling tools; its 2 tool call(s) were not executed";
+    assert_eq!(agent.error_message().as_deref(), Some(error));
+    assert_eq!(log.agent_ends().pop().unwrap().1.as_deref(), Some(error));
+    assert_event_grammar(&log.events());
     assert_idle_and_paired(&agent);
 }
 

@@ -72,6 +72,7 @@ pub(crate) fn to_agent_result(
     Ok(AgentToolResult {
         content,
         details: (!details.is_empty()).then_some(Value::Object(details)),
+        terminate: false,
     })
 }
 

@@ -118,6 +118,7 @@ async fn results_keep_text_images_structured_content_and_errors() {
         AgentToolResult {
             content: vec![UserContent::text("5")],
             details: Some(json!({"structuredContent": {"sum": 5}})),
+            terminate: false,
         }
     );
     let image = run(find(&s.tools, "image"), json!({})).await.unwrap();

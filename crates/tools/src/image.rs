@@ -68,6 +68,7 @@ pub(crate) fn read_image(
             UserContent::image(encoded, mime_type),
         ],
         details: Some(to_json(&details)),
+        terminate: false,
     })
 }
 
