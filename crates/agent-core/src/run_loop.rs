@@ -467,9 +467,13 @@ async fn prepare(
     cancel: &CancellationToken,
 ) -> Prepared {
     match assistant.stop_reason {
-        StopReason::Aborted => return Prepared::Refused("Tool call was not executed: the request was aborted".into()),
+        StopReason::Aborted => {
+            return Prepared::Refused("Tool call was not executed: the request was aborted".into())
+        }
         StopReason::Error => {
-            return Prepared::Refused("Tool call was not executed: the reply failed before it was complete".into())
+            return Prepared::Refused(
+                "Tool call was not executed: the reply failed before it was complete".into(),
+            )
         }
         StopReason::Length => return Prepared::Refused(length_cut_text(&call.name)),
         StopReason::Stop | StopReason::ToolUse => {}
