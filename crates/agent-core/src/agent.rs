@@ -223,15 +223,23 @@ pub enum PromptInput {
     Messages(Vec<Message>),
 }
 
+/// A user message of one text block, as pi's `Agent.prompt(text)` writes it.
+fn prompt_message(text: String) -> Message {
+    Message::User(UserMessage {
+        content: oxpi_ai::UserMessageContent::Blocks(vec![oxpi_ai::UserContent::text(text)]),
+        timestamp: oxpi_ai::now_millis(),
+    })
+}
+
 impl From<&str> for PromptInput {
     fn from(text: &str) -> Self {
-        Self::Messages(vec![Message::user(text)])
+        Self::Messages(vec![prompt_message(text.to_string())])
     }
 }
 
 impl From<String> for PromptInput {
     fn from(text: String) -> Self {
-        Self::Messages(vec![Message::user(text)])
+        Self::Messages(vec![prompt_message(text)])
     }
 }
 
