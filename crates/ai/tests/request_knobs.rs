@@ -620,3 +620,32 @@ async fn anthropic_cache_tokens_land_in_usage_and_cost() {
             < 1e-12
     );
 }
+
+#[tokio::test]
+async fn xhigh_is_clamped_to_high_unless_the_model_takes_it() {
+    let server = server().await;
+    let xhigh = || StreamOptions {
+        reasoning: Some(ReasoningLevel::Xhigh),
+        ..options()
+    };
+    let mut completions = model(&server, API_OPENAI_COMPLETIONS, "openai", "o-test");
+    completions.reasoning = true;
+    let mut responses = model(&server, API_OPENAI_RESPONSES, "openai", "gpt-test");
+    responses.reasoning = true;
+    let effort = |body: &Value| {
+        body.get("reasoning_effort")
+            .cloned()
+            .unwrap_or_else(|| body["reasoning"]["effort"].clone())
+    };
+    for model in [&mut completions, &mut responses] {
+        let body = sent(&server, model, &user_context("hi"), xhigh())
+            .await
+            .json();
+        assert_eq!(effort(&body), "high", "{}", model.api);
+        model.compat = Some(json!({"supportsXhigh": true}));
+        let body = sent(&server, model, &user_context("hi"), xhigh())
+            .await
+            .json();
+        assert_eq!(effort(&body), "xhigh", "{}", model.api);
+    }
+}

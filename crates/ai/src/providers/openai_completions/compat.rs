@@ -62,6 +62,9 @@ pub struct OpenAiCompat {
     /// Send the session id as `session_id`, `x-client-request-id` and `x-session-affinity`
     /// headers (`sendSessionAffinityHeaders`, default false).
     pub send_session_affinity_headers: bool,
+    /// The model takes `xhigh` reasoning effort (`supportsXhigh`, default false: `xhigh` is sent
+    /// as `high`, as pi clamps a level the model does not list).
+    pub supports_xhigh: bool,
 }
 
 /// `cacheControlFormat` values.
@@ -89,6 +92,7 @@ struct CompatOverrides {
     supports_long_cache_retention: Option<bool>,
     cache_control_format: Option<CacheControlFormat>,
     send_session_affinity_headers: Option<bool>,
+    supports_xhigh: Option<bool>,
 }
 
 impl OpenAiCompat {
@@ -139,6 +143,7 @@ impl OpenAiCompat {
                 &mut compat.send_session_affinity_headers,
                 o.send_session_affinity_headers,
             );
+            set(&mut compat.supports_xhigh, o.supports_xhigh);
             if let Some(CacheControlFormat::Anthropic) = o.cache_control_format {
                 compat.anthropic_cache_control = true;
             }
@@ -183,6 +188,7 @@ impl OpenAiCompat {
             supports_long_cache_retention: openai,
             anthropic_cache_control: openrouter && model.id.starts_with("anthropic/"),
             send_session_affinity_headers: false,
+            supports_xhigh: false,
         }
     }
 }
