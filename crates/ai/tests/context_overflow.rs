@@ -217,6 +217,50 @@ fn texts_from_apis_oxpi_reaches_through_others_are_recognised() {
     assert!(!is_context_overflow(&throttled, None));
 }
 
+/// Example texts from pi 1.6's list (providers oxpi reaches through a gateway or a compatible
+/// server), and texts of the generic patterns.
+const MORE_TEXTS: &[&str] = &[
+    "400 Requested token count exceeds the model's maximum context length of 131072 tokens",
+    "400 Input length (265330) exceeds model's maximum context length (262144).",
+    "400 litellm.ContextWindowExceededError: litellm.BadRequestError: Context Window exceeded for given call.",
+    "400 Input length 140000 exceeds the maximum allowed input length of 131072 tokens.",
+    "400 The input (140000 tokens) is longer than the model's context length (131072 tokens).",
+    "400 Prompt has 70,000 tokens, but the configured context size is 65,536 tokens",
+    "400 Range of input length should be [1, 129024]",
+    "413 failed to parse request",
+    "400 context_length_exceeded",
+    "400 Too many tokens in the request",
+    "400 Token limit exceeded for this model",
+];
+
+#[test]
+fn every_pattern_has_a_text_that_it_matches() {
+    let error = |text: &str| {
+        let mut message = reply(StopReason::Error, 0, 0, 0);
+        message.error_message = Some(text.to_string());
+        message
+    };
+    for text in MORE_TEXTS {
+        assert!(is_context_overflow(&error(text), None), "{text}");
+    }
+    // Each pattern is exercised by a text here or by a provider's body above.
+    let mut texts: Vec<String> = MORE_TEXTS.iter().map(|t| t.to_string()).collect();
+    texts.extend(
+        OVERFLOWS
+            .iter()
+            .map(|(_, _, status, body)| format!("{status} {body}")),
+    );
+    texts.push("400 Input is too long for requested model.".into());
+    texts.push("model_context_window_exceeded".into());
+    for (pattern, provider) in oxpi_ai::overflow::OVERFLOW_PATTERNS {
+        let regex = regex::Regex::new(pattern).unwrap();
+        assert!(
+            texts.iter().any(|t| regex.is_match(t)),
+            "no text for the {provider} pattern {pattern}"
+        );
+    }
+}
+
 #[test]
 fn silent_overflows_are_read_from_the_usage() {
     // z.ai: accepted and answered, but the prompt was larger than the window.
