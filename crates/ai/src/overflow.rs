@@ -16,7 +16,7 @@ use crate::types::message::{AssistantMessage, StopReason};
 /// Error texts that mean the prompt did not fit, with the provider each was seen from.
 pub const OVERFLOW_PATTERNS: &[(&str, &str)] = &[
     (r"(?i)prompt (?:is )?too long", "Anthropic, Ollama"),
-    (r"(?i)prompt exceeds max length", "pi 1.6"),
+    (r"(?i)prompt exceeds max length", "z.ai CN"),
     (r"(?i)request_too_large", "Anthropic, 413 by size"),
     (
         r"(?i)input is too long for requested model",
@@ -25,9 +25,9 @@ pub const OVERFLOW_PATTERNS: &[(&str, &str)] = &[
     (r"(?i)exceeds the context window", "OpenAI"),
     (
         r"(?i)exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-        "pi 1.6",
+        "OpenAI-compatible proxies (LiteLLM)",
     ),
-    (r"(?i)context window exceeded", "pi 1.6"),
+    (r"(?i)context window exceeded", "LiteLLM"),
     (
         r"(?i)input token count.*exceeds the maximum",
         "Google Gemini",
@@ -40,11 +40,11 @@ pub const OVERFLOW_PATTERNS: &[(&str, &str)] = &[
     (r"(?i)maximum context length is \d+ tokens", "OpenRouter"),
     (
         r"(?i)exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-        "pi 1.6",
+        "OpenRouter/Poolside",
     ),
     (
         r"(?i)input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-        "pi 1.6",
+        "Together AI",
     ),
     (r"(?i)exceeds the limit of \d+", "GitHub Copilot"),
     (r"(?i)exceeds the available context size", "llama.cpp"),
@@ -57,14 +57,14 @@ pub const OVERFLOW_PATTERNS: &[(&str, &str)] = &[
     ),
     (
         r"(?i)prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
-        "pi 1.6",
+        "DS4",
     ),
     (r"(?i)model_context_window_exceeded", "z.ai"),
     (
         r"(?i)prompt too long; exceeded (?:max )?context length",
         "Ollama",
     ),
-    (r"(?i)range of input length should be", "pi 1.6"),
+    (r"(?i)range of input length should be", "DashScope / Qwen"),
     (r"(?i)context[_ ]length[_ ]exceeded", "generic"),
     (r"(?i)too many tokens", "generic"),
     (r"(?i)token limit exceeded", "generic"),
