@@ -9,6 +9,7 @@
 //! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
 //! - `pi-replay`: every recorded provider stream through oxpi and pi-ai, compared.
 //! - `build-cost`: a user's first build of oxpi-ai (fresh crate, empty target), timed.
+//! - `models`: regenerate oxpi-ai's model catalogue from pi-ai's published list.
 
 mod args;
 mod bench;
@@ -17,6 +18,7 @@ mod ci;
 mod fuzz;
 mod labs;
 mod local_model;
+mod models;
 mod pi_replay;
 
 use std::io::Write;
@@ -33,6 +35,7 @@ Commands:
   bench         Measure oxpi against pi-ai (TS) and the Rust port pi-ai; write BENCHMARKS.md
   pi-replay     Replay every recorded stream through oxpi and pi-ai (TS); list the differences
   build-cost    Time a user's first build of oxpi-ai (fresh crate, empty target, debug + release)
+  models        Regenerate crates/ai/data/models.json from pi-ai's model list (needs Node)
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
@@ -57,6 +60,8 @@ enum Command {
     PiReplay(pi_replay::Options),
     /// `build-cost`.
     BuildCost(build_cost::Options),
+    /// `models`.
+    Models(models::Options),
 }
 
 /// Parses the arguments after the program name.
@@ -75,6 +80,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "bench" => bench::Options::parse(rest).map(Command::Bench),
         "pi-replay" => pi_replay::Options::parse(rest).map(Command::PiReplay),
         "build-cost" => build_cost::Options::parse(rest).map(Command::BuildCost),
+        "models" => models::Options::parse(rest).map(Command::Models),
         other => Err(format!("unknown command `{other}`")),
     }
 }
@@ -119,6 +125,7 @@ fn main() -> ExitCode {
         Command::Bench(options) => bench::run(&workspace_root(), options),
         Command::PiReplay(options) => pi_replay::run(&workspace_root(), options),
         Command::BuildCost(options) => build_cost::run(&workspace_root(), options),
+        Command::Models(options) => models::run(&workspace_root(), options),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

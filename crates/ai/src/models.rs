@@ -1,371 +1,80 @@
-//! Built-in models: ids, endpoints, limits and prices (US dollars per million tokens, as
-//! published by each provider in 2025; check the provider's page before relying on a figure).
+//! The model catalogue: every model pi-ai 0.73.1 lists (but its ChatGPT-login Codex models),
+//! with pi's ids, names, APIs, providers, base URLs, limits, prices (US dollars per million
+//! tokens), headers, compat settings and thinking-level maps. It is `data/models.json`,
+//! generated from pi-ai's published list by `cargo xtask models`, and read once on first use.
 //!
 //! ```
-//! let model = oxpi_ai::models::get_model("openai", "gpt-4o-mini").unwrap();
-//! assert_eq!(model.base_url, "https://api.openai.com/v1");
-//! assert_eq!(model.cost.input, 0.15);
+//! use oxpi_ai::models;
+//! let model = models::get_model("anthropic", "claude-sonnet-4-5").unwrap();
+//! assert_eq!(model.api, "anthropic-messages");
+//! assert_eq!(model.cost.cache_read, 0.3);
+//! assert!(models::providers().contains(&"openrouter".to_string()));
+//! assert!(models::models("groq").iter().all(|m| m.provider == "groq"));
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use crate::types::model::{
-    InputKind, Model, ModelCost, API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI,
-    API_OPENAI_COMPLETIONS,
-};
+use serde::Deserialize;
 
-struct Spec {
-    provider: &'static str,
-    id: &'static str,
-    name: &'static str,
-    reasoning: bool,
-    images: bool,
-    price: [f64; 3],
-    context_window: u64,
-    max_tokens: u64,
+use crate::types::model::{Model, API_OPENAI_COMPLETIONS};
+use crate::types::usage::{Usage, UsageCost};
+
+/// The catalogue file, as `cargo xtask models` wrote it.
+const CATALOGUE_JSON: &str = include_str!("../data/models.json");
+
+/// The parsed catalogue file.
+#[derive(Debug, Deserialize)]
+pub struct Catalogue {
+    /// Which pi-ai release (and which of its functions) the models came from.
+    pub source: String,
+    /// Models per provider, as pi lists them (counted by the generator, apart from `models`).
+    pub counts: BTreeMap<String, usize>,
+    /// The models, sorted by provider then id.
+    pub models: Vec<Model>,
 }
 
-#[allow(clippy::too_many_arguments)] // one row of the table, positional on purpose
-const fn spec(
-    provider: &'static str,
-    id: &'static str,
-    name: &'static str,
-    reasoning: bool,
-    images: bool,
-    price: [f64; 3],
-    context_window: u64,
-    max_tokens: u64,
-) -> Spec {
-    Spec {
-        provider,
-        id,
-        name,
-        reasoning,
-        images,
-        price,
-        context_window,
-        max_tokens,
-    }
-}
-
-/// (provider, base URL) of every built-in provider.
-pub const PROVIDER_BASE_URLS: &[(&str, &str)] = &[
-    ("anthropic", "https://api.anthropic.com/v1"),
-    ("google", "https://generativelanguage.googleapis.com/v1beta"),
-    ("openai", "https://api.openai.com/v1"),
-    ("openrouter", "https://openrouter.ai/api/v1"),
-    ("groq", "https://api.groq.com/openai/v1"),
-    ("deepseek", "https://api.deepseek.com"),
-    ("xai", "https://api.x.ai/v1"),
-    ("mistral", "https://api.mistral.ai/v1"),
-    ("cerebras", "https://api.cerebras.ai/v1"),
-    ("together", "https://api.together.xyz/v1"),
-];
-
-// price: [input, output, cache read]
-const SPECS: &[Spec] = &[
-    spec(
-        "openai",
-        "gpt-4o-mini",
-        "GPT-4o mini",
-        false,
-        true,
-        [0.15, 0.60, 0.075],
-        128_000,
-        16_384,
-    ),
-    spec(
-        "openai",
-        "gpt-4o",
-        "GPT-4o",
-        false,
-        true,
-        [2.50, 10.00, 1.25],
-        128_000,
-        16_384,
-    ),
-    spec(
-        "openai",
-        "gpt-4.1",
-        "GPT-4.1",
-        false,
-        true,
-        [2.00, 8.00, 0.50],
-        1_047_576,
-        32_768,
-    ),
-    spec(
-        "openai",
-        "gpt-4.1-mini",
-        "GPT-4.1 mini",
-        false,
-        true,
-        [0.40, 1.60, 0.10],
-        1_047_576,
-        32_768,
-    ),
-    spec(
-        "openai",
-        "gpt-4.1-nano",
-        "GPT-4.1 nano",
-        false,
-        true,
-        [0.10, 0.40, 0.025],
-        1_047_576,
-        32_768,
-    ),
-    spec(
-        "openai",
-        "gpt-5",
-        "GPT-5",
-        true,
-        true,
-        [1.25, 10.00, 0.125],
-        400_000,
-        128_000,
-    ),
-    spec(
-        "openai",
-        "gpt-5-mini",
-        "GPT-5 mini",
-        true,
-        true,
-        [0.25, 2.00, 0.025],
-        400_000,
-        128_000,
-    ),
-    spec(
-        "openai",
-        "gpt-5-nano",
-        "GPT-5 nano",
-        true,
-        true,
-        [0.05, 0.40, 0.005],
-        400_000,
-        128_000,
-    ),
-    spec(
-        "openai",
-        "o4-mini",
-        "o4-mini",
-        true,
-        true,
-        [1.10, 4.40, 0.275],
-        200_000,
-        100_000,
-    ),
-    spec(
-        "openrouter",
-        "openai/gpt-4o-mini",
-        "GPT-4o mini (OpenRouter)",
-        false,
-        true,
-        [0.15, 0.60, 0.075],
-        128_000,
-        16_384,
-    ),
-    spec(
-        "openrouter",
-        "deepseek/deepseek-chat",
-        "DeepSeek V3 (OpenRouter)",
-        false,
-        false,
-        [0.27, 1.10, 0.07],
-        64_000,
-        8_192,
-    ),
-    spec(
-        "openrouter",
-        "qwen/qwen-2.5-coder-32b-instruct",
-        "Qwen2.5 Coder 32B (OpenRouter)",
-        false,
-        false,
-        [0.07, 0.16, 0.0],
-        32_768,
-        8_192,
-    ),
-    spec(
-        "groq",
-        "llama-3.3-70b-versatile",
-        "Llama 3.3 70B (Groq)",
-        false,
-        false,
-        [0.59, 0.79, 0.0],
-        131_072,
-        32_768,
-    ),
-    spec(
-        "groq",
-        "llama-3.1-8b-instant",
-        "Llama 3.1 8B (Groq)",
-        false,
-        false,
-        [0.05, 0.08, 0.0],
-        131_072,
-        8_192,
-    ),
-    spec(
-        "groq",
-        "openai/gpt-oss-120b",
-        "gpt-oss-120b (Groq)",
-        true,
-        false,
-        [0.15, 0.75, 0.0],
-        131_072,
-        32_768,
-    ),
-    spec(
-        "deepseek",
-        "deepseek-chat",
-        "DeepSeek V3",
-        false,
-        false,
-        [0.27, 1.10, 0.07],
-        64_000,
-        8_192,
-    ),
-    spec(
-        "deepseek",
-        "deepseek-reasoner",
-        "DeepSeek R1",
-        true,
-        false,
-        [0.55, 2.19, 0.14],
-        64_000,
-        32_768,
-    ),
-    spec(
-        "xai",
-        "grok-4",
-        "Grok 4",
-        true,
-        true,
-        [3.00, 15.00, 0.75],
-        256_000,
-        64_000,
-    ),
-    spec(
-        "xai",
-        "grok-3-mini",
-        "Grok 3 mini",
-        true,
-        false,
-        [0.30, 0.50, 0.075],
-        131_072,
-        16_384,
-    ),
-    spec(
-        "mistral",
-        "mistral-large-latest",
-        "Mistral Large",
-        false,
-        false,
-        [2.00, 6.00, 0.0],
-        128_000,
-        16_384,
-    ),
-    spec(
-        "mistral",
-        "mistral-small-latest",
-        "Mistral Small",
-        false,
-        true,
-        [0.10, 0.30, 0.0],
-        128_000,
-        16_384,
-    ),
-    spec(
-        "mistral",
-        "codestral-latest",
-        "Codestral",
-        false,
-        false,
-        [0.30, 0.90, 0.0],
-        256_000,
-        16_384,
-    ),
-    spec(
-        "cerebras",
-        "llama-3.3-70b",
-        "Llama 3.3 70B (Cerebras)",
-        false,
-        false,
-        [0.85, 1.20, 0.0],
-        65_536,
-        8_192,
-    ),
-    spec(
-        "cerebras",
-        "gpt-oss-120b",
-        "gpt-oss-120b (Cerebras)",
-        true,
-        false,
-        [0.25, 0.69, 0.0],
-        65_536,
-        32_768,
-    ),
-    spec(
-        "together",
-        "meta-llama/Llama-3.3-70B-Instruct-Turbo",
-        "Llama 3.3 70B (Together)",
-        false,
-        false,
-        [0.88, 0.88, 0.0],
-        131_072,
-        8_192,
-    ),
-];
-
-/// Every built-in model: the Chat Completions table above, then each API's own list.
-pub fn builtin_models() -> &'static [Model] {
-    static MODELS: OnceLock<Vec<Model>> = OnceLock::new();
-    MODELS.get_or_init(|| {
-        let mut models = completions_models();
-        models.extend(crate::providers::anthropic_messages::models::builtin());
-        models.extend(crate::providers::google_generative_ai::models::builtin());
-        models.extend(crate::providers::openai_responses::models::builtin());
-        models
+/// The catalogue, parsed on first use. A file that did not parse (a broken regeneration; the
+/// tests catch it) gives an empty catalogue and an error in the log, never a panic.
+pub fn catalogue() -> &'static Catalogue {
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    CATALOGUE.get_or_init(|| {
+        serde_json::from_str(CATALOGUE_JSON).unwrap_or_else(|e| {
+            tracing::error!("the built-in model catalogue does not parse: {e}");
+            Catalogue {
+                source: String::new(),
+                counts: BTreeMap::new(),
+                models: Vec::new(),
+            }
+        })
     })
 }
 
-/// The wire API a provider speaks by default.
-pub fn provider_api(provider: &str) -> &'static str {
-    match provider {
-        "anthropic" => API_ANTHROPIC_MESSAGES,
-        "google" => API_GOOGLE_GENERATIVE_AI,
-        _ => API_OPENAI_COMPLETIONS,
-    }
+/// Every model of the catalogue.
+pub fn builtin_models() -> &'static [Model] {
+    &catalogue().models
 }
 
-fn completions_models() -> Vec<Model> {
-    {
-        SPECS
-            .iter()
-            .filter_map(|s| {
-                let base_url = provider_base_url(s.provider)?;
-                let mut model = Model::openai_compatible(base_url, s.id);
-                model.name = s.name.to_string();
-                model.api = API_OPENAI_COMPLETIONS.to_string();
-                model.provider = s.provider.to_string();
-                model.reasoning = s.reasoning;
-                if s.images {
-                    model.input = vec![InputKind::Text, InputKind::Image];
-                }
-                model.cost = ModelCost {
-                    input: s.price[0],
-                    output: s.price[1],
-                    cache_read: s.price[2],
-                    cache_write: 0.0,
-                };
-                model.context_window = s.context_window;
-                model.max_tokens = s.max_tokens;
-                Some(model)
-            })
-            .collect()
-    }
+/// The providers of the catalogue, sorted (pi's `getProviders`).
+pub fn providers() -> Vec<String> {
+    let mut providers: Vec<String> = builtin_models()
+        .iter()
+        .map(|m| m.provider.clone())
+        .collect();
+    providers.dedup();
+    providers
 }
 
-/// The built-in model `id` of `provider`.
+/// The models of `provider`, sorted by id (pi's `getModels`); empty for an unknown provider.
+pub fn models(provider: &str) -> Vec<Model> {
+    builtin_models()
+        .iter()
+        .filter(|m| m.provider == provider)
+        .cloned()
+        .collect()
+}
+
+/// The catalogue model `id` of `provider` (pi's `getModel`).
 pub fn get_model(provider: &str, id: &str) -> Option<Model> {
     builtin_models()
         .iter()
@@ -373,16 +82,56 @@ pub fn get_model(provider: &str, id: &str) -> Option<Model> {
         .cloned()
 }
 
-/// The base URL of a built-in provider.
-pub fn provider_base_url(provider: &str) -> Option<&'static str> {
-    PROVIDER_BASE_URLS
-        .iter()
-        .find(|(p, _)| *p == provider)
-        .map(|(_, url)| *url)
+/// Fills in `usage.cost` from the model's prices and returns it (pi's `calculateCost`).
+pub fn calculate_cost(model: &Model, usage: &mut Usage) -> UsageCost {
+    model.calculate_cost(usage)
 }
 
-/// A model for `provider` and `id`: the built-in one when known, else a model with the
-/// provider's base URL and default limits (for ids newer than this list).
+/// True when both are the same model of the same provider (pi's `modelsAreEqual`).
+pub fn models_are_equal(a: &Model, b: &Model) -> bool {
+    a.id == b.id && a.provider == b.provider
+}
+
+/// Providers oxpi knows that pi 0.73.1's catalogue does not list: (provider, API, base URL).
+const EXTRA_PROVIDERS: &[(&str, &str, &str)] = &[(
+    "together",
+    API_OPENAI_COMPLETIONS,
+    "https://api.together.xyz/v1",
+)];
+
+/// The wire API of a provider: the API of its first catalogue model (pi lists each provider's
+/// models on one API, but GitHub Copilot and OpenCode, which use several), else Chat
+/// Completions.
+pub fn provider_api(provider: &str) -> &'static str {
+    builtin_models()
+        .iter()
+        .find(|m| m.provider == provider)
+        .map(|m| m.api.as_str())
+        .or_else(|| {
+            EXTRA_PROVIDERS
+                .iter()
+                .find(|(p, _, _)| *p == provider)
+                .map(|(_, api, _)| *api)
+        })
+        .unwrap_or(API_OPENAI_COMPLETIONS)
+}
+
+/// The base URL of a provider's models (its first catalogue model's).
+pub fn provider_base_url(provider: &str) -> Option<&'static str> {
+    builtin_models()
+        .iter()
+        .find(|m| m.provider == provider)
+        .map(|m| m.base_url.as_str())
+        .or_else(|| {
+            EXTRA_PROVIDERS
+                .iter()
+                .find(|(p, _, _)| *p == provider)
+                .map(|(_, _, url)| *url)
+        })
+}
+
+/// A model for `provider` and `id`: the catalogue's when it has it, else a model with the
+/// provider's API and base URL and default limits (for ids newer than the catalogue).
 pub fn model_for(provider: &str, id: &str) -> Option<Model> {
     get_model(provider, id).or_else(|| {
         let mut model = Model::openai_compatible(provider_base_url(provider)?, id);
@@ -397,20 +146,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_spec_has_a_known_provider_and_sane_limits() {
-        assert_eq!(completions_models().len(), SPECS.len());
-        let mut keys: Vec<(&str, &str)> = builtin_models()
+    fn the_catalogue_parses_and_pairs_are_unique() {
+        let models = builtin_models();
+        assert!(models.len() > 900, "{}", models.len());
+        let mut keys: Vec<(&str, &str)> = models
             .iter()
             .map(|m| (m.provider.as_str(), m.id.as_str()))
             .collect();
-        keys.sort();
         let count = keys.len();
+        keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), count, "(provider, id) pairs are unique");
-        for model in builtin_models() {
-            assert!(model.max_tokens <= model.context_window, "{}", model.id);
-            assert!(model.cost.output >= model.cost.input, "{}", model.id);
-        }
     }
 
     #[test]
@@ -422,7 +168,9 @@ mod tests {
         let claude = model_for("anthropic", "claude-new").unwrap();
         assert_eq!(
             (claude.api.as_str(), claude.base_url.as_str()),
-            ("anthropic-messages", "https://api.anthropic.com/v1")
+            ("anthropic-messages", "https://api.anthropic.com")
         );
+        let together = model_for("together", "meta-llama/x").unwrap();
+        assert_eq!(together.base_url, "https://api.together.xyz/v1");
     }
 }

@@ -434,6 +434,7 @@ fn model_in_pis_shape_round_trips() {
             max_tokens: 16_384,
             headers,
             compat: Some(json!({"supportsStore": false, "maxTokensField": "max_tokens"})),
+            thinking_level_map: None,
         }
     );
     let back = serde_json::to_value(&model).unwrap();

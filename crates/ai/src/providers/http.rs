@@ -16,20 +16,58 @@ use tokio_util::sync::CancellationToken;
 use crate::options::{ApiKey, ProviderResponse, StreamOptions};
 use crate::types::model::Model;
 
-/// The environment variables that hold a provider's API key, in the order they are tried.
+/// The environment variables that hold a provider's API key, in the order they are tried: pi's
+/// `getEnvApiKey` (0.73.1, with the providers pi 1.6 added). Anthropic's OAuth tokens and
+/// Bedrock's AWS credentials are not keys oxpi can send; see the README's provider table.
 pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
         "openai" => &["OPENAI_API_KEY"],
-        "openrouter" => &["OPENROUTER_API_KEY"],
-        "groq" => &["GROQ_API_KEY"],
-        "deepseek" => &["DEEPSEEK_API_KEY"],
-        "xai" => &["XAI_API_KEY"],
-        "cerebras" => &["CEREBRAS_API_KEY"],
-        "mistral" => &["MISTRAL_API_KEY"],
-        "together" => &["TOGETHER_API_KEY"],
-        "fireworks" => &["FIREWORKS_API_KEY"],
         "anthropic" => &["ANTHROPIC_API_KEY"],
+        "azure-openai-responses" | "azure" => &["AZURE_OPENAI_API_KEY"],
+        "deepseek" => &["DEEPSEEK_API_KEY"],
         "google" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
+        "groq" => &["GROQ_API_KEY"],
+        "cerebras" => &["CEREBRAS_API_KEY"],
+        "xai" => &["XAI_API_KEY"],
+        "openrouter" => &["OPENROUTER_API_KEY"],
+        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
+        "zai" => &["ZAI_API_KEY"],
+        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
+        "mistral" => &["MISTRAL_API_KEY"],
+        "minimax" => &["MINIMAX_API_KEY"],
+        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
+        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
+        "huggingface" => &["HF_TOKEN"],
+        "fireworks" => &["FIREWORKS_API_KEY"],
+        "together" => &["TOGETHER_API_KEY"],
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
+        "kimi-coding" => &["KIMI_API_KEY"],
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
+        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
+        "xiaomi" => &["XIAOMI_API_KEY"],
+        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
+        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
+        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
+        "nvidia" => &["NVIDIA_API_KEY"],
+        "baseten" => &["BASETEN_API_KEY"],
+        "meta" => &["META_API_KEY"],
+        "ant-ling" => &["ANT_LING_API_KEY"],
+        "typesafe" => &["TYPESAFE_API_KEY"],
+        "radius" => &["RADIUS_API_KEY"],
+        "qwen-token-plan" => &["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"],
+        "qwen-token-plan-cn" => &[
+            "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
+        "qwen-token-plan-individual" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ],
+        "qwen-token-plan-individual-cn" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
         _ => &[],
     }
 }
@@ -66,6 +104,59 @@ pub fn required_api_key(provider: &str, options: &StreamOptions) -> Result<Optio
         ));
     }
     Ok(key)
+}
+
+/// A model's base URL, ready to append a path to: trimmed, without a final `/`, `default` when
+/// empty, and each `{NAME}` placeholder (pi's catalogue has them, e.g. Cloudflare's
+/// `{CLOUDFLARE_ACCOUNT_ID}`) replaced by that environment variable. An unset variable is an
+/// error naming it.
+pub fn base_url(model: &Model, default: &str) -> Result<String, String> {
+    fill_placeholders(model.base_url.trim(), |name| std::env::var(name).ok())
+        .map(|url| match url.trim_end_matches('/') {
+            "" => default.trim_end_matches('/').to_string(),
+            url => url.to_string(),
+        })
+        .map_err(|name| {
+            format!(
+                "the base URL of model {} needs {name}: set that environment variable (or the model's base_url)",
+                model.id
+            )
+        })
+}
+
+/// Replaces each `{NAME}` (letters, digits, `_`) in `url` by `lookup(NAME)`; `Err(NAME)` for the
+/// first one `lookup` does not know.
+///
+/// ```
+/// use oxpi_ai::providers::http::fill_placeholders;
+/// let lookup = |name: &str| (name == "ACCOUNT").then(|| "acme".to_string());
+/// assert_eq!(fill_placeholders("https://x/{ACCOUNT}/v1", lookup), Ok("https://x/acme/v1".into()));
+/// assert_eq!(fill_placeholders("https://x/{GATEWAY}", lookup), Err("GATEWAY".into()));
+/// assert_eq!(fill_placeholders("https://x/{not a name}", lookup), Ok("https://x/{not a name}".into()));
+/// ```
+pub fn fill_placeholders(
+    url: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if name_len > 0 && after[name_len..].starts_with('}') {
+            let name = &after[..name_len];
+            out.push_str(&lookup(name).ok_or_else(|| name.to_string())?);
+            rest = &after[name_len + 1..];
+        } else {
+            out.push('{');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// Why a stream could not be opened.

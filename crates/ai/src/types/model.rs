@@ -77,6 +77,11 @@ pub struct Model {
     /// Provider-specific compatibility overrides (see each provider's docs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Value>,
+    /// pi's `thinkingLevelMap`: the wire value of each reasoning level (`"xhigh": "max"`), or
+    /// `null` for a level the model does not take (`"off": null`: reasoning cannot be turned
+    /// off). `xhigh` is supported only when listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
 }
 
 fn text_only() -> Vec<InputKind> {
@@ -105,7 +110,26 @@ impl Model {
             max_tokens: 4096,
             headers: BTreeMap::new(),
             compat: None,
+            thinking_level_map: None,
         }
+    }
+
+    /// The wire value for a reasoning level: the model's `thinking_level_map` entry when it has
+    /// one, else the level's own name. `None` when the map says the model does not take it.
+    pub fn thinking_level_value(&self, level: &str) -> Option<String> {
+        match self.thinking_level_map.as_ref().and_then(|m| m.get(level)) {
+            Some(Some(value)) => Some(value.clone()),
+            Some(None) => None,
+            None => Some(level.to_string()),
+        }
+    }
+
+    /// Whether the model lists `xhigh` in its `thinking_level_map` (pi's rule for `xhigh`).
+    pub fn supports_xhigh(&self) -> bool {
+        self.thinking_level_map
+            .as_ref()
+            .and_then(|m| m.get("xhigh"))
+            .is_some_and(Option::is_some)
     }
 
     /// Fills in `usage.cost` from this model's prices and returns it.

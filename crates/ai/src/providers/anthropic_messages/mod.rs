@@ -31,7 +31,7 @@ use self::reader::BlockDeltaReader;
 use self::stream::{EventProcessor, Flow};
 use self::wire::StreamEvent;
 use super::http::{
-    encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
+    base_url, encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
     request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
@@ -46,6 +46,23 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
 
 /// The API version sent in `anthropic-version`.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// `POST` target for a base URL: `{base}/messages` when it ends in `/v1` (oxpi's convention),
+/// else `{base}/v1/messages` (pi's catalogue, like Anthropic's SDK, gives the host alone).
+///
+/// ```
+/// use oxpi_ai::providers::anthropic_messages::messages_url;
+/// assert_eq!(messages_url("https://api.anthropic.com"), "https://api.anthropic.com/v1/messages");
+/// assert_eq!(messages_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1/messages");
+/// ```
+pub fn messages_url(base: &str) -> String {
+    let base = base.trim_end_matches('/');
+    if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
+    }
+}
 
 /// The provider. Cloning shares the HTTP connection pool.
 #[derive(Debug, Clone)]
@@ -129,11 +146,13 @@ async fn run(
         }
     };
     drop(request);
-    let base_url = match model.base_url.trim().trim_end_matches('/') {
-        "" => DEFAULT_BASE_URL,
-        url => url,
+    let url = match base_url(&model, DEFAULT_BASE_URL) {
+        Ok(base) => messages_url(&base),
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
     };
-    let url = format!("{base_url}/messages");
     let auth = key.as_ref().map(|key| {
         (
             HeaderName::from_static("x-api-key"),

@@ -30,8 +30,8 @@ use self::convert::ResponsesCompat;
 use self::stream::{EventProcessor, Step, HANDLED_EVENTS};
 use self::wire::StreamEvent;
 use super::http::{
-    add_session_headers, encode_body, new_client, next_sse, open_error_parts, open_event_source,
-    quote_chunk, request_headers, required_api_key, OpenError, SseStep,
+    add_session_headers, base_url, encode_body, new_client, next_sse, open_error_parts,
+    open_event_source, quote_chunk, request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -138,7 +138,13 @@ async fn run(
         }
     };
     drop(request);
-    let url = format!("{}/responses", model.base_url.trim_end_matches('/'));
+    let url = match base_url(&model, "") {
+        Ok(base) => format!("{base}/responses"),
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
     let auth = key
         .as_ref()
         .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));

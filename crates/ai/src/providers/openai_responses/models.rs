@@ -1,17 +1,17 @@
-//! Built-in models of the Responses API: none of its own.
+//! The models of the `openai` provider, from the catalogue ([`crate::models`]).
 
-use crate::types::model::Model;
+use crate::types::model::{Model, API_OPENAI_RESPONSES};
 
-/// No built-in models: OpenAI's models are listed once, under `openai-completions`
-/// ([`crate::models`]). To use one through the Responses API, switch its wire API:
+/// Every catalogue model of the `openai` provider (pi lists them all on the Responses API).
 ///
 /// ```
-/// let mut model = oxpi_ai::models::get_model("openai", "gpt-5-mini").unwrap();
-/// model.api = oxpi_ai::API_OPENAI_RESPONSES.to_string();
+/// let model = oxpi_ai::models::get_model("openai", "gpt-5-mini").unwrap();
+/// assert_eq!(model.api, oxpi_ai::API_OPENAI_RESPONSES);
 /// assert_eq!(model.base_url, "https://api.openai.com/v1");
 /// ```
-///
-/// The same works for xAI (`provider: "xai"`, base URL `https://api.x.ai/v1`).
 pub fn builtin() -> Vec<Model> {
-    Vec::new()
+    crate::models::models("openai")
+        .into_iter()
+        .filter(|m| m.api == API_OPENAI_RESPONSES)
+        .collect()
 }
