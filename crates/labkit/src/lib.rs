@@ -122,10 +122,10 @@ pub fn default_model(provider: &str) -> Option<&'static str> {
         "google" => "gemini-2.5-flash",
         "openrouter" => "openai/gpt-4o-mini",
         "groq" => "llama-3.3-70b-versatile",
-        "deepseek" => "deepseek-chat",
+        "deepseek" => "deepseek-v4-flash",
         "xai" => "grok-3-mini",
         "mistral" => "mistral-small-latest",
-        "cerebras" => "llama-3.3-70b",
+        "cerebras" => "gpt-oss-120b",
         "together" => "meta-llama/Llama-3.3-70B-Instruct-Turbo",
         _ => return None,
     })
@@ -201,6 +201,27 @@ mod tests {
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn every_default_model_is_in_the_catalogue() {
+        for provider in [
+            "openai",
+            "anthropic",
+            "google",
+            "openrouter",
+            "groq",
+            "deepseek",
+            "xai",
+            "mistral",
+            "cerebras",
+        ] {
+            let id = default_model(provider).unwrap();
+            assert!(
+                oxpi_ai::models::get_model(provider, id).is_some(),
+                "{provider}/{id}"
+            );
         }
     }
 
