@@ -57,7 +57,8 @@ pub use types::message::{
     UserMessageContent,
 };
 pub use types::model::{
-    InputKind, Model, ModelCost, API_ANTHROPIC_MESSAGES, API_FAUX, API_GOOGLE_GENERATIVE_AI,
-    API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
+    InputKind, Model, ModelCost, API_ANTHROPIC_MESSAGES, API_AZURE_OPENAI_RESPONSES, API_FAUX,
+    API_GOOGLE_GENERATIVE_AI, API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS,
+    API_OPENAI_RESPONSES,
 };
 pub use types::usage::{Usage, UsageCost};

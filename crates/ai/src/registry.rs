@@ -62,12 +62,14 @@ impl ProviderRegistry {
         use crate::providers::anthropic_messages::AnthropicMessagesProvider;
         use crate::providers::google_generative_ai::GoogleGenerativeAiProvider;
         use crate::providers::openai_completions::OpenAiCompletionsProvider;
+        use crate::providers::openai_responses::azure::AzureOpenAiResponsesProvider;
         use crate::providers::openai_responses::OpenAiResponsesProvider;
         let mut registry = Self::new();
         match crate::providers::http::new_client() {
             Ok(client) => {
                 registry.register(OpenAiCompletionsProvider::with_client(client.clone()));
                 registry.register(OpenAiResponsesProvider::with_client(client.clone()));
+                registry.register(AzureOpenAiResponsesProvider::with_client(client.clone()));
                 registry.register(AnthropicMessagesProvider::with_client(client.clone()));
                 registry.register(GoogleGenerativeAiProvider::with_client(client));
             }
@@ -75,6 +77,7 @@ impl ProviderRegistry {
             Err(_) => {
                 registry.register(OpenAiCompletionsProvider::new());
                 registry.register(OpenAiResponsesProvider::new());
+                registry.register(AzureOpenAiResponsesProvider::new());
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
             }

@@ -22,13 +22,16 @@ enum Api {
     Responses,
     Anthropic,
     Gemini,
+    /// The Responses API on Azure (its own endpoint and `api-key` header).
+    Azure,
 }
 
-const APIS: [Api; 4] = [
+const APIS: [Api; 5] = [
     Api::Completions,
     Api::Responses,
     Api::Anthropic,
     Api::Gemini,
+    Api::Azure,
 ];
 
 /// What the model "says" in a scenario.
@@ -52,6 +55,7 @@ impl Api {
         let (api, path) = match self {
             Api::Completions => ("openai-completions", "/v1"),
             Api::Responses => ("openai-responses", "/v1"),
+            Api::Azure => ("azure-openai-responses", "/openai/v1"),
             Api::Anthropic => ("anthropic-messages", "/v1"),
             Api::Gemini => ("google-generative-ai", "/v1beta"),
         };
@@ -66,7 +70,7 @@ impl Api {
     fn render(self, script: &Script) -> (Vec<String>, Vec<String>) {
         match self {
             Api::Completions => completions(script),
-            Api::Responses => responses(script),
+            Api::Responses | Api::Azure => responses(script),
             Api::Anthropic => anthropic(script),
             Api::Gemini => gemini(script),
         }
@@ -76,7 +80,7 @@ impl Api {
     fn error_event(self, message: &str) -> String {
         match self {
             Api::Completions => sse(None, &json!({"error": {"message": message}})),
-            Api::Responses => sse(
+            Api::Responses | Api::Azure => sse(
                 Some("error"),
                 &json!({"type": "error", "code": "server_error", "message": message}),
             ),
@@ -98,7 +102,7 @@ impl Api {
                 None,
                 &json!({"object": "chat.completion.chunk", "choices": [], "novel": {"x": 1}}),
             ),
-            Api::Responses => sse(
+            Api::Responses | Api::Azure => sse(
                 Some("response.novel"),
                 &json!({"type": "response.novel", "x": 1}),
             ),

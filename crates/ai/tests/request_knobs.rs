@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 /// A reply that ends at once, in the wire format of the API the path belongs to.
 fn minimal_reply(request: &Recorded) -> Reply {
-    let path = request.path.as_str();
+    let path = request.path.split('?').next().unwrap_or_default();
     if path.ends_with("/messages") {
         Reply::sse([
             "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
@@ -648,4 +648,26 @@ async fn xhigh_is_clamped_to_high_unless_the_model_takes_it() {
             .json();
         assert_eq!(effort(&body), "xhigh", "{}", model.api);
     }
+}
+
+#[tokio::test]
+async fn azure_sends_the_responses_body_to_its_own_endpoint_with_an_api_key_header() {
+    let server = server().await;
+    let mut azure = model(
+        &server,
+        oxpi_ai::API_AZURE_OPENAI_RESPONSES,
+        "azure-openai-responses",
+        "gpt-5-mini",
+    );
+    azure.base_url = format!("{}/openai/v1", server.base_url());
+    let request = sent(&server, &azure, &with_tool(user_context("hi")), options()).await;
+    assert_eq!(request.path, "/openai/v1/responses?api-version=v1");
+    assert_eq!(request.header("api-key"), Some("test-key"));
+    assert_eq!(request.header("authorization"), None);
+    let body = request.json();
+    // The deployment (no AZURE_OPENAI_DEPLOYMENT_NAME_MAP here: the model id), then the same
+    // body as OpenAI's.
+    assert_eq!(body["model"], "gpt-5-mini");
+    assert_eq!(body["tools"][0]["name"], "read");
+    assert_eq!(body["input"][1]["content"][0]["text"], "hi");
 }

@@ -13,6 +13,10 @@ pub const API_OPENAI_COMPLETIONS: &str = "openai-completions";
 pub const API_ANTHROPIC_MESSAGES: &str = "anthropic-messages";
 /// Wire API name of OpenAI Responses (also xAI).
 pub const API_OPENAI_RESPONSES: &str = "openai-responses";
+/// Wire API name of the Responses API on Azure OpenAI.
+pub const API_AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
+/// Wire API name of Mistral's chat API.
+pub const API_MISTRAL_CONVERSATIONS: &str = "mistral-conversations";
 /// Wire API name of Google Gemini.
 pub const API_GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
 /// Wire API name of the deterministic test provider.

@@ -14,6 +14,7 @@
 //!
 //! [`ThinkingContent::thinking_signature`]: crate::ThinkingContent::thinking_signature
 
+pub mod azure;
 pub mod convert;
 pub mod models;
 pub mod stream;
@@ -78,12 +79,30 @@ impl ApiProvider for OpenAiResponsesProvider {
         options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        run(self.client.clone(), model, context, options, sink).boxed()
+        run(
+            self.client.clone(),
+            Endpoint::OpenAi,
+            model,
+            context,
+            options,
+            sink,
+        )
+        .boxed()
     }
+}
+
+/// Who serves the Responses API: OpenAI (and compatible servers), or an Azure resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    /// `{base}/responses`, `Authorization: Bearer`.
+    OpenAi,
+    /// See [`azure`].
+    Azure,
 }
 
 async fn run(
     client: Result<reqwest::Client, String>,
+    endpoint: Endpoint,
     model: Model,
     context: Context,
     options: StreamOptions,
@@ -112,13 +131,28 @@ async fn run(
         }
     };
     out.set_secret(key.clone());
-    let request = match convert::build_request(&model, &context, &options, &compat) {
+    let azure = match endpoint {
+        Endpoint::OpenAi => None,
+        Endpoint::Azure => {
+            match azure::AzureTarget::resolve(&model, |name| std::env::var(name).ok()) {
+                Ok(target) => Some(target),
+                Err(e) => {
+                    out.fail(StopReason::Error, e).await;
+                    return;
+                }
+            }
+        }
+    };
+    let mut request = match convert::build_request(&model, &context, &options, &compat) {
         Ok(request) => request,
         Err(e) => {
             out.fail(StopReason::Error, e.to_string()).await;
             return;
         }
     };
+    if let Some(target) = &azure {
+        request.model = target.deployment.clone();
+    }
     let strict_schemas: HashMap<String, Value> = if compat.strict_tools {
         context
             .tools
@@ -138,16 +172,21 @@ async fn run(
         }
     };
     drop(request);
-    let url = match base_url(&model, "") {
-        Ok(base) => format!("{base}/responses"),
-        Err(e) => {
+    let url = match (&azure, base_url(&model, "")) {
+        (Some(target), _) => target.url(),
+        (None, Ok(base)) => format!("{base}/responses"),
+        (None, Err(e)) => {
             out.fail(StopReason::Error, e).await;
             return;
         }
     };
-    let auth = key
-        .as_ref()
-        .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
+    let auth = key.as_ref().map(|key| match endpoint {
+        Endpoint::OpenAi => (AUTHORIZATION, format!("Bearer {}", key.expose())),
+        Endpoint::Azure => (
+            reqwest::header::HeaderName::from_static("api-key"),
+            key.expose().to_string(),
+        ),
+    });
     let mut headers = match request_headers(&model, &options, auth) {
         Ok(headers) => headers,
         Err(e) => {
