@@ -61,6 +61,7 @@ impl ProviderRegistry {
     pub fn with_builtins() -> Self {
         use crate::providers::anthropic_messages::AnthropicMessagesProvider;
         use crate::providers::google_generative_ai::GoogleGenerativeAiProvider;
+        use crate::providers::mistral_conversations::MistralConversationsProvider;
         use crate::providers::openai_completions::OpenAiCompletionsProvider;
         use crate::providers::openai_responses::azure::AzureOpenAiResponsesProvider;
         use crate::providers::openai_responses::OpenAiResponsesProvider;
@@ -70,6 +71,7 @@ impl ProviderRegistry {
                 registry.register(OpenAiCompletionsProvider::with_client(client.clone()));
                 registry.register(OpenAiResponsesProvider::with_client(client.clone()));
                 registry.register(AzureOpenAiResponsesProvider::with_client(client.clone()));
+                registry.register(MistralConversationsProvider::with_client(client.clone()));
                 registry.register(AnthropicMessagesProvider::with_client(client.clone()));
                 registry.register(GoogleGenerativeAiProvider::with_client(client));
             }
@@ -78,6 +80,7 @@ impl ProviderRegistry {
                 registry.register(OpenAiCompletionsProvider::new());
                 registry.register(OpenAiResponsesProvider::new());
                 registry.register(AzureOpenAiResponsesProvider::new());
+                registry.register(MistralConversationsProvider::new());
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
             }

@@ -24,14 +24,17 @@ enum Api {
     Gemini,
     /// The Responses API on Azure (its own endpoint and `api-key` header).
     Azure,
+    /// Mistral's chat API (its own request; Chat Completions chunks).
+    Mistral,
 }
 
-const APIS: [Api; 5] = [
+const APIS: [Api; 6] = [
     Api::Completions,
     Api::Responses,
     Api::Anthropic,
     Api::Gemini,
     Api::Azure,
+    Api::Mistral,
 ];
 
 /// What the model "says" in a scenario.
@@ -54,6 +57,7 @@ impl Api {
     fn model(self, server: &TestServer) -> Model {
         let (api, path) = match self {
             Api::Completions => ("openai-completions", "/v1"),
+            Api::Mistral => ("mistral-conversations", ""),
             Api::Responses => ("openai-responses", "/v1"),
             Api::Azure => ("azure-openai-responses", "/openai/v1"),
             Api::Anthropic => ("anthropic-messages", "/v1"),
@@ -69,7 +73,7 @@ impl Api {
     /// The stream of `script`: (content events, terminal events).
     fn render(self, script: &Script) -> (Vec<String>, Vec<String>) {
         match self {
-            Api::Completions => completions(script),
+            Api::Completions | Api::Mistral => completions(script),
             Api::Responses | Api::Azure => responses(script),
             Api::Anthropic => anthropic(script),
             Api::Gemini => gemini(script),
@@ -79,7 +83,7 @@ impl Api {
     /// An error event in the middle of the stream, carrying `message`.
     fn error_event(self, message: &str) -> String {
         match self {
-            Api::Completions => sse(None, &json!({"error": {"message": message}})),
+            Api::Completions | Api::Mistral => sse(None, &json!({"error": {"message": message}})),
             Api::Responses | Api::Azure => sse(
                 Some("error"),
                 &json!({"type": "error", "code": "server_error", "message": message}),
@@ -98,7 +102,7 @@ impl Api {
     /// An event of a kind the client does not know, which must be tolerated.
     fn unknown_event(self) -> String {
         match self {
-            Api::Completions => sse(
+            Api::Completions | Api::Mistral => sse(
                 None,
                 &json!({"object": "chat.completion.chunk", "choices": [], "novel": {"x": 1}}),
             ),

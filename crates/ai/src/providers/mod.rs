@@ -8,6 +8,7 @@ pub mod anthropic_messages;
 pub mod envelope;
 pub mod google_generative_ai;
 pub mod http;
+pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod text;

@@ -146,6 +146,53 @@ async fn run(
             return;
         }
     }
+    let prepared = PreparedChat {
+        url,
+        headers,
+        body,
+        key,
+        tool_names,
+        compat,
+    };
+    stream_chat(client, prepared, &model, &options, out, None).await;
+}
+
+/// A Chat Completions-style request ready to send (Mistral's provider builds one too).
+pub(crate) struct PreparedChat {
+    /// Where it goes.
+    pub(crate) url: String,
+    /// Its headers (authentication included).
+    pub(crate) headers: reqwest::header::HeaderMap,
+    /// Its JSON body.
+    pub(crate) body: Vec<u8>,
+    /// The key, for redaction.
+    pub(crate) key: Option<crate::options::ApiKey>,
+    /// The tools offered (for tool calls written as text).
+    pub(crate) tool_names: Vec<String>,
+    /// How the chunks are read.
+    pub(crate) compat: OpenAiCompat,
+}
+
+/// Rewrites a chunk that the Chat Completions reader cannot take as it is (`None`: unchanged).
+pub(crate) type ChunkRewrite = fn(&str) -> Option<String>;
+
+/// Sends a prepared request and turns its chunks into reply events.
+pub(crate) async fn stream_chat(
+    client: reqwest::Client,
+    prepared: PreparedChat,
+    model: &Model,
+    options: &StreamOptions,
+    out: ReplyBuilder,
+    rewrite: Option<ChunkRewrite>,
+) {
+    let PreparedChat {
+        url,
+        headers,
+        body,
+        key,
+        tool_names,
+        compat,
+    } = prepared;
     let build = || {
         client
             .post(&url)
@@ -153,9 +200,9 @@ async fn run(
             .body(body.clone())
     };
 
-    let mut processor = ChunkProcessor::new(out, &model, &compat, tool_names);
+    let mut processor = ChunkProcessor::new(out, model, &compat, tool_names);
     let mut reader = ChunkReader::new();
-    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
+    let mut source = match open_event_source(build, model, options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
             processor
@@ -171,7 +218,7 @@ async fn run(
     drop(body);
 
     loop {
-        let event = match next_sse(&mut source, &options).await {
+        let event = match next_sse(&mut source, options).await {
             SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
@@ -194,6 +241,8 @@ async fn run(
             source.recycle(event);
             continue;
         }
+        let rewritten = rewrite.and_then(|rewrite| rewrite(data));
+        let data = rewritten.as_deref().unwrap_or(data);
         let mut chunk = match reader.read(data) {
             Ok(chunk) => chunk,
             Err(e) => {
@@ -211,6 +260,8 @@ async fn run(
             processor.fail(StopReason::Error, text).await;
             return;
         }
+        drop(chunk);
+        drop(rewritten);
         source.recycle(event);
     }
     processor.finish().await;

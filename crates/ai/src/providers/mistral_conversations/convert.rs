@@ -1,0 +1,186 @@
+//! Context → Mistral chat request, as pi's `mistral-conversations` writes it: thinking replayed
+//! as `thinking` chunks, tool results as text with a `[tool error] ` prefix, 9-character tool
+//! call ids, `prompt_mode: "reasoning"` or `reasoning_effort` for reasoning models.
+
+use serde_json::{json, Value};
+
+use super::wire::ChatRequest;
+use crate::options::{StreamOptions, ToolChoice};
+use crate::transform::{mistral_tool_id, transform_messages};
+use crate::types::content::{AssistantContent, UserContent};
+use crate::types::context::Context;
+use crate::types::message::{Message, ToolResultMessage, UserMessageContent};
+use crate::types::model::{InputKind, Model};
+
+/// Models that take `reasoning_effort` (the others reason with `prompt_mode: "reasoning"`).
+const EFFORT_MODELS: &[&str] = &[
+    "mistral-small-2603",
+    "mistral-small-latest",
+    "mistral-medium-3.5",
+];
+
+/// Text in place of images a model does not accept.
+pub const IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+
+/// Builds the request body.
+pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) -> ChatRequest {
+    let images = model.input.contains(&InputKind::Image);
+    let mut messages = Vec::with_capacity(context.messages.len() + 1);
+    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in transform_messages(&context.messages, model, mistral_tool_id).iter() {
+        if let Some(converted) = convert_message(message, images) {
+            messages.push(converted);
+        }
+    }
+    let tools = context
+        .tools
+        .iter()
+        .map(|tool| {
+            json!({"type": "function", "function": {
+                "name": tool.name, "description": tool.description, "parameters": tool.parameters,
+            }})
+        })
+        .collect();
+    let reasoning = options.reasoning.filter(|_| model.reasoning);
+    let effort_model = EFFORT_MODELS.contains(&model.id.as_str());
+    ChatRequest {
+        model: model.id.clone(),
+        stream: true,
+        messages,
+        tools,
+        temperature: options.temperature,
+        max_tokens: options.resolved_max_tokens(model),
+        tool_choice: options.tool_choice.as_ref().map(|choice| match choice {
+            ToolChoice::Auto => json!("auto"),
+            ToolChoice::None => json!("none"),
+            ToolChoice::Required => json!("any"),
+            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        }),
+        prompt_mode: reasoning.filter(|_| !effort_model).map(|_| "reasoning"),
+        reasoning_effort: reasoning.filter(|_| effort_model).map(|level| {
+            model
+                .thinking_level_map
+                .as_ref()
+                .and_then(|map| map.get(level.as_str()).cloned().flatten())
+                .unwrap_or_else(|| "high".to_string())
+        }),
+    }
+}
+
+fn convert_message(message: &Message, images: bool) -> Option<Value> {
+    match message {
+        Message::User(user) => match &user.content {
+            UserMessageContent::Text(text) => Some(json!({"role": "user", "content": text})),
+            UserMessageContent::Blocks(blocks) => {
+                let parts: Vec<Value> = blocks
+                    .iter()
+                    .filter_map(|block| match block {
+                        UserContent::Text(t) => Some(json!({"type": "text", "text": t.text})),
+                        UserContent::Image(img) if images => Some(json!({
+                            "type": "image_url",
+                            "image_url": format!("data:{};base64,{}", img.mime_type, img.data),
+                        })),
+                        UserContent::Image(_) => None,
+                    })
+                    .collect();
+                if !parts.is_empty() {
+                    Some(json!({"role": "user", "content": parts}))
+                } else if blocks.iter().any(|b| matches!(b, UserContent::Image(_))) {
+                    Some(json!({"role": "user", "content": IMAGE_OMITTED}))
+                } else {
+                    None
+                }
+            }
+        },
+        Message::Assistant(assistant) => {
+            let mut parts = Vec::new();
+            let mut calls = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Text(t) if !t.text.trim().is_empty() => {
+                        parts.push(json!({"type": "text", "text": t.text}));
+                    }
+                    AssistantContent::Thinking(t) if !t.thinking.trim().is_empty() => {
+                        parts.push(json!({"type": "thinking", "thinking": [{"type": "text", "text": t.thinking}]}));
+                    }
+                    AssistantContent::ToolCall(call) => calls.push(json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": {
+                            "name": call.name,
+                            "arguments": Value::Object(call.arguments.clone()).to_string(),
+                        },
+                    })),
+                    AssistantContent::Text(_) | AssistantContent::Thinking(_) => {}
+                }
+            }
+            if parts.is_empty() && calls.is_empty() {
+                return None;
+            }
+            let mut out = json!({"role": "assistant"});
+            if !parts.is_empty() {
+                out["content"] = Value::Array(parts);
+            }
+            if !calls.is_empty() {
+                out["tool_calls"] = Value::Array(calls);
+            }
+            Some(out)
+        }
+        Message::ToolResult(result) => Some(tool_result(result, images)),
+    }
+}
+
+fn tool_result(result: &ToolResultMessage, images: bool) -> Value {
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            UserContent::Text(t) => Some(t.text.as_str()),
+            UserContent::Image(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let has_images = result
+        .content
+        .iter()
+        .any(|c| matches!(c, UserContent::Image(_)));
+    let mut content = vec![
+        json!({"type": "text", "text": tool_result_text(&text, has_images, images, result.is_error)}),
+    ];
+    if images {
+        content.extend(result.content.iter().filter_map(|c| match c {
+            UserContent::Image(img) => Some(json!({
+                "type": "image_url",
+                "image_url": format!("data:{};base64,{}", img.mime_type, img.data),
+            })),
+            UserContent::Text(_) => None,
+        }));
+    }
+    json!({
+        "role": "tool",
+        "tool_call_id": result.tool_call_id,
+        "name": result.tool_name,
+        "content": content,
+    })
+}
+
+/// pi's text of a tool result: `[tool error] ` before an error, a note for images.
+fn tool_result_text(text: &str, has_images: bool, images: bool, is_error: bool) -> String {
+    let prefix = if is_error { "[tool error] " } else { "" };
+    let text = text.trim();
+    if !text.is_empty() {
+        let note = if has_images && !images {
+            "\n[tool image omitted: model does not support images]"
+        } else {
+            ""
+        };
+        return format!("{prefix}{text}{note}");
+    }
+    match (has_images, images) {
+        (true, true) => format!("{prefix}(see attached image)"),
+        (true, false) => format!("{prefix}{IMAGE_OMITTED}"),
+        (false, _) => format!("{prefix}(no tool output)"),
+    }
+}
