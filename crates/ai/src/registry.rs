@@ -60,6 +60,7 @@ impl ProviderRegistry {
     /// A registry with every built-in provider, sharing one HTTP client (one connection pool).
     pub fn with_builtins() -> Self {
         use crate::providers::anthropic_messages::AnthropicMessagesProvider;
+        use crate::providers::google_generative_ai::vertex::GoogleVertexProvider;
         use crate::providers::google_generative_ai::GoogleGenerativeAiProvider;
         use crate::providers::mistral_conversations::MistralConversationsProvider;
         use crate::providers::openai_completions::OpenAiCompletionsProvider;
@@ -73,6 +74,7 @@ impl ProviderRegistry {
                 registry.register(AzureOpenAiResponsesProvider::with_client(client.clone()));
                 registry.register(MistralConversationsProvider::with_client(client.clone()));
                 registry.register(AnthropicMessagesProvider::with_client(client.clone()));
+                registry.register(GoogleVertexProvider::with_client(client.clone()));
                 registry.register(GoogleGenerativeAiProvider::with_client(client));
             }
             // Each provider then reports the same error on every request.
@@ -83,6 +85,7 @@ impl ProviderRegistry {
                 registry.register(MistralConversationsProvider::new());
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
+                registry.register(GoogleVertexProvider::new());
             }
         }
         registry

@@ -26,15 +26,18 @@ enum Api {
     Azure,
     /// Mistral's chat API (its own request; Chat Completions chunks).
     Mistral,
+    /// Gemini on Vertex AI (express mode: the key in a header, the publisher path).
+    Vertex,
 }
 
-const APIS: [Api; 6] = [
+const APIS: [Api; 7] = [
     Api::Completions,
     Api::Responses,
     Api::Anthropic,
     Api::Gemini,
     Api::Azure,
     Api::Mistral,
+    Api::Vertex,
 ];
 
 /// What the model "says" in a scenario.
@@ -62,6 +65,7 @@ impl Api {
             Api::Azure => ("azure-openai-responses", "/openai/v1"),
             Api::Anthropic => ("anthropic-messages", "/v1"),
             Api::Gemini => ("google-generative-ai", "/v1beta"),
+            Api::Vertex => ("google-vertex", ""),
         };
         let mut model =
             Model::openai_compatible(format!("{}{path}", server.base_url()), "conformance-model");
@@ -76,7 +80,7 @@ impl Api {
             Api::Completions | Api::Mistral => completions(script),
             Api::Responses | Api::Azure => responses(script),
             Api::Anthropic => anthropic(script),
-            Api::Gemini => gemini(script),
+            Api::Gemini | Api::Vertex => gemini(script),
         }
     }
 
@@ -92,7 +96,7 @@ impl Api {
                 Some("error"),
                 &json!({"type": "error", "error": {"type": "overloaded_error", "message": message}}),
             ),
-            Api::Gemini => sse(
+            Api::Gemini | Api::Vertex => sse(
                 None,
                 &json!({"error": {"code": 500, "message": message, "status": "INTERNAL"}}),
             ),
@@ -111,14 +115,16 @@ impl Api {
                 &json!({"type": "response.novel", "x": 1}),
             ),
             Api::Anthropic => sse(Some("novel"), &json!({"type": "novel", "x": 1})),
-            Api::Gemini => sse(None, &json!({"candidates": [], "novelField": {"x": 1}})),
+            Api::Gemini | Api::Vertex => {
+                sse(None, &json!({"candidates": [], "novelField": {"x": 1}}))
+            }
         }
     }
 
     fn error_body(self, message: &str) -> String {
         match self {
             Api::Anthropic => json!({"type": "error", "error": {"type": "authentication_error", "message": message}}),
-            Api::Gemini => json!({"error": {"code": 401, "message": message, "status": "UNAUTHENTICATED"}}),
+            Api::Gemini | Api::Vertex => json!({"error": {"code": 401, "message": message, "status": "UNAUTHENTICATED"}}),
             _ => json!({"error": {"message": message, "type": "invalid_request_error"}}),
         }
         .to_string()

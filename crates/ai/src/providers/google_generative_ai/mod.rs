@@ -14,6 +14,7 @@
 pub mod convert;
 pub mod models;
 pub mod stream;
+pub mod vertex;
 pub mod wire;
 
 use futures::future::BoxFuture;
@@ -128,23 +129,14 @@ async fn run(
         }
     };
     out.set_secret(key.clone());
-    let request = match convert::build_request(&model, &context, &options, &compat) {
-        Ok(request) => request,
-        Err(e) => {
-            out.fail(StopReason::Error, e.to_string()).await;
-            return;
-        }
-    };
-    drop(context);
-    let body = match encode_body(&request, &model, &options).await {
+    let body = match request_body(&model, &context, &options, &compat).await {
         Ok(body) => body,
-        Err(e) => {
-            let (reason, text) = open_error_parts(e);
+        Err((reason, text)) => {
             out.fail(reason, text).await;
             return;
         }
     };
-    drop(request);
+    drop(context);
     let url = stream_url(&model);
     let auth = key.as_ref().map(|key| {
         (
@@ -159,6 +151,37 @@ async fn run(
             return;
         }
     };
+    stream_generate(client, url, headers, body, key, &model, &options, out).await;
+}
+
+/// The JSON body of a request (after `on_payload`); `Err` when it cannot be built or the hook
+/// refused it.
+pub(crate) async fn request_body(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    compat: &GeminiCompat,
+) -> Result<Vec<u8>, (StopReason, String)> {
+    let request = convert::build_request(model, context, options, compat)
+        .map_err(|e| (StopReason::Error, e.to_string()))?;
+    encode_body(&request, model, options)
+        .await
+        .map_err(open_error_parts)
+}
+
+/// Sends a `streamGenerateContent` request and turns its stream into reply events (Gemini's
+/// endpoint and Vertex AI's).
+#[allow(clippy::too_many_arguments)] // the parts of one request, as the two callers have them
+pub(crate) async fn stream_generate(
+    client: reqwest::Client,
+    url: String,
+    headers: reqwest::header::HeaderMap,
+    body: Vec<u8>,
+    key: Option<crate::options::ApiKey>,
+    model: &Model,
+    options: &StreamOptions,
+    out: ReplyBuilder,
+) {
     let build = || {
         client
             .post(&url)
@@ -166,8 +189,8 @@ async fn run(
             .body(body.clone())
     };
 
-    let mut processor = ResponseProcessor::new(out, &model);
-    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
+    let mut processor = ResponseProcessor::new(out, model);
+    let mut source = match open_event_source(build, model, options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
             processor
@@ -183,7 +206,7 @@ async fn run(
     drop(body);
 
     loop {
-        let event = match next_sse(&mut source, &options).await {
+        let event = match next_sse(&mut source, options).await {
             SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
