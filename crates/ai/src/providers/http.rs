@@ -181,16 +181,51 @@ pub async fn open_event_source(
     options: &StreamOptions,
     secret: Option<&ApiKey>,
 ) -> Result<SseSource, OpenError> {
+    let (response, deadline) = open_stream(build, model, options, secret, SSE_CONTENT_TYPE).await?;
+    Ok(SseSource {
+        response: Some(response),
+        decoder: SseDecoder::new(),
+        unread: Bytes::new(),
+        deadline,
+    })
+}
+
+/// The content type of an SSE body.
+pub const SSE_CONTENT_TYPE: &str = "text/event-stream";
+
+/// Like [`open_event_source`] for a body of another streaming content type (Bedrock's binary
+/// `application/vnd.amazon.eventstream`): the same retries, status checks, hooks and deadline;
+/// the body is read with [`next_bytes`].
+pub async fn open_byte_stream(
+    build: impl Fn() -> RequestBuilder,
+    model: &Model,
+    options: &StreamOptions,
+    secret: Option<&ApiKey>,
+    content_type: &'static str,
+) -> Result<ByteSource, OpenError> {
+    let (response, deadline) = open_stream(build, model, options, secret, content_type).await?;
+    Ok(ByteSource {
+        response: Some(response),
+        deadline,
+    })
+}
+
+async fn open_stream(
+    build: impl Fn() -> RequestBuilder,
+    model: &Model,
+    options: &StreamOptions,
+    secret: Option<&ApiKey>,
+    content_type: &'static str,
+) -> Result<(reqwest::Response, Option<Instant>), OpenError> {
     let Some(limit) = options.deadline else {
-        return open_with_retries(build, model, options, secret).await;
+        return open_with_retries(build, model, options, secret, content_type)
+            .await
+            .map(|response| (response, None));
     };
     let deadline = Instant::now() + limit;
-    match tokio::time::timeout_at(deadline, open_with_retries(build, model, options, secret)).await
-    {
-        Ok(Ok(mut source)) => {
-            source.deadline = Some(deadline);
-            Ok(source)
-        }
+    let opening = open_with_retries(build, model, options, secret, content_type);
+    match tokio::time::timeout_at(deadline, opening).await {
+        Ok(Ok(response)) => Ok((response, Some(deadline))),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(OpenError::Failed(deadline_text(limit))),
     }
@@ -209,11 +244,12 @@ async fn open_with_retries(
     model: &Model,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
-) -> Result<SseSource, OpenError> {
+    content_type: &'static str,
+) -> Result<reqwest::Response, OpenError> {
     let mut attempt: u32 = 0;
     loop {
-        let failure = match try_open(build(), model, options, secret).await {
-            Ok(source) => return Ok(source),
+        let failure = match try_open(build(), model, options, secret, content_type).await {
+            Ok(response) => return Ok(response),
             Err(Attempt::Aborted) => return Err(OpenError::Aborted),
             Err(Attempt::Fatal(text)) => return Err(OpenError::Failed(redact(text, secret))),
             Err(Attempt::Retryable { text, retry_after }) => (text, retry_after),
@@ -284,7 +320,8 @@ async fn try_open(
     model: &Model,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
-) -> Result<SseSource, Attempt> {
+    expected_type: &'static str,
+) -> Result<reqwest::Response, Attempt> {
     let (client, request) = request.build_split();
     let request =
         request.map_err(|e| Attempt::Fatal(format!("could not build the request: {e}")))?;
@@ -347,23 +384,15 @@ async fn try_open(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    if !content_type.is_empty()
-        && !content_type
-            .to_ascii_lowercase()
-            .starts_with("text/event-stream")
+    if !content_type.is_empty() && !content_type.to_ascii_lowercase().starts_with(expected_type)
     {
         let body = redact(read_body(response).await, secret);
         return Err(Attempt::Fatal(format!(
-            "expected an event stream but got {status} with content-type {content_type}: {}",
+            "expected an event stream ({expected_type}) but got {status} with content-type {content_type}: {}",
             error_message_from_body(&body)
         )));
     }
-    Ok(SseSource {
-        response: Some(response),
-        decoder: SseDecoder::new(),
-        unread: Bytes::new(),
-        deadline: None,
-    })
+    Ok(response)
 }
 
 /// Response headers as `name → value` (lowercase names; repeated headers joined with `, `;
@@ -681,39 +710,99 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
         let Some(response) = source.response.as_mut() else {
             return SseStep::Ended;
         };
-        let past_deadline = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let chunk = tokio::select! {
-            biased;
-            _ = options.cancel.cancelled() => {
+        match read_chunk(response, deadline, options).await {
+            Chunk::Bytes(bytes) => source.unread = bytes,
+            Chunk::Ended => source.response = None,
+            Chunk::Aborted => {
                 source.close();
                 return SseStep::Aborted;
             }
-            () = past_deadline => {
+            Chunk::Failed(text) => {
                 source.close();
-                return SseStep::Failed(deadline_text(options.deadline.unwrap_or_default()));
+                return SseStep::Failed(text);
             }
-            chunk = tokio::time::timeout(options.idle_timeout, response.chunk()) => chunk,
-        };
-        match chunk {
-            Err(_) => {
-                source.close();
-                return SseStep::Failed(format!(
-                    "The stream stalled: no data for {:.1}s (idle_timeout)",
-                    options.idle_timeout.as_secs_f64()
-                ));
-            }
-            Ok(Err(e)) => {
-                source.close();
-                return SseStep::Failed(format!("The stream was interrupted: {}", error_chain(&e)));
-            }
-            Ok(Ok(None)) => source.response = None,
-            Ok(Ok(Some(bytes))) => source.unread = bytes,
         }
+    }
+}
+
+/// An open streaming body read as bytes (see [`open_byte_stream`]).
+#[derive(Debug)]
+pub struct ByteSource {
+    response: Option<reqwest::Response>,
+    deadline: Option<Instant>,
+}
+
+impl ByteSource {
+    /// Stops reading and drops the connection.
+    pub fn close(&mut self) {
+        self.response = None;
+    }
+}
+
+/// One step of reading a [`ByteSource`].
+#[derive(Debug)]
+pub enum ByteStep {
+    /// The next bytes of the body.
+    Bytes(Bytes),
+    /// The body ended.
+    Ended,
+    /// The caller cancelled; the source is closed.
+    Aborted,
+    /// The stream failed or stalled; the source is closed. The text says why.
+    Failed(String),
+}
+
+/// Waits for the next bytes, honouring cancellation, the idle timeout and the deadline, as
+/// [`next_sse`] does.
+pub async fn next_bytes(source: &mut ByteSource, options: &StreamOptions) -> ByteStep {
+    let deadline = source.deadline;
+    let Some(response) = source.response.as_mut() else {
+        return ByteStep::Ended;
+    };
+    let step = match read_chunk(response, deadline, options).await {
+        Chunk::Bytes(bytes) => return ByteStep::Bytes(bytes),
+        Chunk::Ended => ByteStep::Ended,
+        Chunk::Aborted => ByteStep::Aborted,
+        Chunk::Failed(text) => ByteStep::Failed(text),
+    };
+    source.close();
+    step
+}
+
+enum Chunk {
+    Bytes(Bytes),
+    Ended,
+    Aborted,
+    Failed(String),
+}
+
+async fn read_chunk(
+    response: &mut reqwest::Response,
+    deadline: Option<Instant>,
+    options: &StreamOptions,
+) -> Chunk {
+    let past_deadline = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    let chunk = tokio::select! {
+        biased;
+        _ = options.cancel.cancelled() => return Chunk::Aborted,
+        () = past_deadline => {
+            return Chunk::Failed(deadline_text(options.deadline.unwrap_or_default()));
+        }
+        chunk = tokio::time::timeout(options.idle_timeout, response.chunk()) => chunk,
+    };
+    match chunk {
+        Err(_) => Chunk::Failed(format!(
+            "The stream stalled: no data for {:.1}s (idle_timeout)",
+            options.idle_timeout.as_secs_f64()
+        )),
+        Ok(Err(e)) => Chunk::Failed(format!("The stream was interrupted: {}", error_chain(&e))),
+        Ok(Ok(None)) => Chunk::Ended,
+        Ok(Ok(Some(bytes))) => Chunk::Bytes(bytes),
     }
 }
 
