@@ -19,9 +19,9 @@ Runs, in order, stopping at the first failure:
      cargo test -p oxpi-ai --no-default-features --test without_tls
      cargo check -p oxpi-ai --no-default-features --features native-tls
                                        (oxpi-ai without TLS, and with the platform's TLS)
-     cargo clippy -p oxpi-ai --features vertex --all-targets -- -D warnings
-     cargo test -p oxpi-ai --features vertex --test google_vertex
-                                       (Vertex AI with application default credentials)
+     cargo clippy -p oxpi-ai --features vertex,bedrock --all-targets -- -D warnings
+     cargo test -p oxpi-ai --features vertex,bedrock --test google_vertex --test bedrock
+                                       (Vertex AI credentials and Bedrock, features off by default)
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
@@ -140,7 +140,7 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
             "-p",
             "oxpi-ai",
             "--features",
-            "vertex",
+            "vertex,bedrock",
             "--all-targets",
             "--",
             "-D",
@@ -155,9 +155,11 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
             "-p",
             "oxpi-ai",
             "--features",
-            "vertex",
+            "vertex,bedrock",
             "--test",
             "google_vertex",
+            "--test",
+            "bedrock",
         ],
         &[],
     )?;

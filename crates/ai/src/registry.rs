@@ -88,6 +88,15 @@ impl ProviderRegistry {
                 registry.register(GoogleVertexProvider::new());
             }
         }
+        #[cfg(feature = "bedrock")]
+        registry.register(
+            crate::providers::bedrock_converse_stream::BedrockConverseStreamProvider::new(),
+        );
+        #[cfg(not(feature = "bedrock"))]
+        registry.register(crate::providers::unavailable::FeatureMissing {
+            api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,
+            feature: "bedrock",
+        });
         registry
     }
 

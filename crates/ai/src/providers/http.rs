@@ -384,8 +384,7 @@ async fn try_open(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    if !content_type.is_empty() && !content_type.to_ascii_lowercase().starts_with(expected_type)
-    {
+    if !content_type.is_empty() && !content_type.to_ascii_lowercase().starts_with(expected_type) {
         let body = redact(read_body(response).await, secret);
         return Err(Attempt::Fatal(format!(
             "expected an event stream ({expected_type}) but got {status} with content-type {content_type}: {}",

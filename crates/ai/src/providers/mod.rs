@@ -5,6 +5,8 @@
 //! borrowed from the chunk when it can be.
 
 pub mod anthropic_messages;
+#[cfg(feature = "bedrock")]
+pub mod bedrock_converse_stream;
 pub mod envelope;
 pub mod google_generative_ai;
 pub mod http;
@@ -12,3 +14,4 @@ pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod text;
+pub mod unavailable;

@@ -19,6 +19,8 @@ pub const API_AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
 pub const API_MISTRAL_CONVERSATIONS: &str = "mistral-conversations";
 /// Wire API name of Google Gemini.
 pub const API_GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+/// Wire API name of Amazon Bedrock's ConverseStream.
+pub const API_BEDROCK_CONVERSE_STREAM: &str = "bedrock-converse-stream";
 /// Wire API name of Gemini on Google Vertex AI.
 pub const API_GOOGLE_VERTEX: &str = "google-vertex";
 /// Wire API name of the deterministic test provider.

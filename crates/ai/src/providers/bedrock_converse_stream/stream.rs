@@ -1,0 +1,188 @@
+//! Event-stream messages → reply events. Each message has headers (`:message-type` `event`,
+//! `exception` or `error`; `:event-type` / `:exception-type`) and a JSON payload (see
+//! [`super::wire`]). Text, reasoning (with its signature) and tool calls stream as they arrive;
+//! `messageStop` carries the stop reason and `metadata` the usage, which ends the reply.
+
+use aws_smithy_types::event_stream::{HeaderValue, Message};
+use serde::de::DeserializeOwned;
+
+use super::wire::{ContentBlockDelta, ContentBlockStart, ExceptionPayload, MessageStop, Metadata};
+use crate::reply::ReplyBuilder;
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+use crate::types::usage::Usage;
+
+/// Whether the stream goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read on.
+    Continue,
+    /// `metadata` after `messageStop`: the reply is complete.
+    Complete,
+}
+
+/// Turns ConverseStream messages into reply events.
+#[derive(Debug)]
+pub struct EventProcessor {
+    out: ReplyBuilder,
+    model: Model,
+    stop_reason: Option<String>,
+    usage: Option<Usage>,
+}
+
+/// The string value of a header.
+pub fn header<'a>(message: &'a Message, name: &str) -> Option<&'a str> {
+    message
+        .headers()
+        .iter()
+        .find(|h| h.name().as_str() == name)
+        .and_then(|h| match h.value() {
+            HeaderValue::String(s) => Some(s.as_str()),
+            _ => None,
+        })
+}
+
+/// pi's prefixes for Bedrock's exceptions (also what `is_context_overflow` and retry logic
+/// look for).
+pub fn exception_text(exception_type: &str, message: &str) -> String {
+    let prefix = match exception_type
+        .trim_end_matches("Exception")
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "internalserver" => "Internal server error",
+        "modelstreamerror" => "Model stream error",
+        "validation" => "Validation error",
+        "throttling" => "Throttling error",
+        "serviceunavailable" => "Service unavailable",
+        _ => exception_type,
+    };
+    format!("{prefix}: {message}")
+}
+
+fn parse<T: DeserializeOwned>(event: &str, payload: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(payload).map_err(|e| {
+        format!(
+            "Could not parse a {event} event ({e}): {}",
+            crate::providers::http::quote_chunk(&String::from_utf8_lossy(payload))
+        )
+    })
+}
+
+impl EventProcessor {
+    /// A processor for a reply from `model`.
+    pub fn new(out: ReplyBuilder, model: &Model) -> Self {
+        Self {
+            out,
+            model: model.clone(),
+            stop_reason: None,
+            usage: None,
+        }
+    }
+
+    /// Applies one message; `Err` for an exception, an error message or a payload that does
+    /// not parse.
+    pub async fn process(&mut self, message: &Message) -> Result<Flow, String> {
+        let payload = message.payload().as_ref();
+        match header(message, ":message-type") {
+            Some("event") => {}
+            Some("exception") => {
+                let kind = header(message, ":exception-type").unwrap_or("exception");
+                let body: ExceptionPayload = serde_json::from_slice(payload).unwrap_or_default();
+                let text = body
+                    .message
+                    .or(body.message_capitalised)
+                    .unwrap_or_else(|| String::from_utf8_lossy(payload).into_owned());
+                return Err(exception_text(kind, &text));
+            }
+            other => {
+                let code = header(message, ":error-code").unwrap_or(other.unwrap_or("error"));
+                let text = header(message, ":error-message").unwrap_or("");
+                return Err(format!("{code}: {text}"));
+            }
+        }
+        self.out.start().await;
+        match header(message, ":event-type").unwrap_or("") {
+            "messageStart" => {}
+            "contentBlockStart" => {
+                let start: ContentBlockStart = parse("contentBlockStart", payload)?;
+                if let Some(tool) = start.start.and_then(|s| s.tool_use) {
+                    self.out.tool_call_start(tool.tool_use_id, tool.name).await;
+                }
+            }
+            "contentBlockDelta" => {
+                let delta: ContentBlockDelta = parse("contentBlockDelta", payload)?;
+                let delta = delta.delta;
+                if let Some(text) = delta.text {
+                    self.out.text(text).await;
+                } else if let Some(tool) = delta.tool_use {
+                    self.out.tool_call_delta(tool.input).await;
+                } else if let Some(reasoning) = delta.reasoning_content {
+                    if let Some(text) = reasoning.text {
+                        self.out.thinking(text).await;
+                    }
+                    if let Some(signature) = reasoning.signature {
+                        self.out.thinking_signature(signature);
+                    }
+                }
+            }
+            "contentBlockStop" => self.out.close_open().await,
+            "messageStop" => {
+                let stop: MessageStop = parse("messageStop", payload)?;
+                self.stop_reason = Some(stop.stop_reason);
+            }
+            "metadata" => {
+                let metadata: Metadata = parse("metadata", payload)?;
+                if let Some(raw) = metadata.usage {
+                    let mut usage = Usage {
+                        input: raw.input_tokens,
+                        output: raw.output_tokens,
+                        cache_read: raw.cache_read_input_tokens,
+                        cache_write: raw.cache_write_input_tokens,
+                        total_tokens: raw
+                            .total_tokens
+                            .unwrap_or(raw.input_tokens + raw.output_tokens),
+                        ..Usage::default()
+                    };
+                    self.model.calculate_cost(&mut usage);
+                    self.usage = Some(usage);
+                    self.out.set_usage(usage);
+                }
+                if self.stop_reason.is_some() {
+                    return Ok(Flow::Complete);
+                }
+            }
+            // Unknown event types are tolerated.
+            _ => {}
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Ends the reply (the stream is over): `done` with the mapped stop reason, or `error` when
+    /// `messageStop` never came or names a stop that is not a success.
+    pub async fn finish(self) -> AssistantMessage {
+        let reason =
+            match self.stop_reason.as_deref() {
+                None => return self
+                    .out
+                    .fail(
+                        StopReason::Error,
+                        "The stream ended without a messageStop event: the response is incomplete",
+                    )
+                    .await,
+                Some("end_turn" | "stop_sequence") => StopReason::Stop,
+                Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
+                Some("tool_use") => StopReason::ToolUse,
+                Some(other) => {
+                    let text = format!("The provider stopped the reply: {other}");
+                    return self.out.fail(StopReason::Error, text).await;
+                }
+            };
+        self.out.finish(reason).await
+    }
+
+    /// Ends the reply with an error (partial content is kept).
+    pub async fn fail(self, reason: StopReason, text: impl Into<String>) -> AssistantMessage {
+        self.out.fail(reason, text).await
+    }
+}

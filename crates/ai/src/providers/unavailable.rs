@@ -1,0 +1,46 @@
+//! A stand-in for a provider left out of this build (a cargo feature is off): every request
+//! fails at once with a text naming the feature.
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use crate::options::StreamOptions;
+use crate::registry::ApiProvider;
+use crate::reply::{EventSink, ReplyBuilder};
+use crate::types::context::Context;
+use crate::types::message::StopReason;
+use crate::types::model::Model;
+
+/// Answers every request for `api` with "oxpi-ai was built without its feature …".
+#[derive(Debug, Clone)]
+pub struct FeatureMissing {
+    /// The wire API.
+    pub api: &'static str,
+    /// The cargo feature of oxpi-ai that provides it.
+    pub feature: &'static str,
+}
+
+impl ApiProvider for FeatureMissing {
+    fn api(&self) -> &str {
+        self.api
+    }
+
+    fn stream(
+        &self,
+        model: Model,
+        _context: Context,
+        _options: StreamOptions,
+        sink: EventSink,
+    ) -> BoxFuture<'static, ()> {
+        let text = format!(
+            "{} needs oxpi-ai's feature \"{}\", which this build does not have",
+            self.api, self.feature
+        );
+        async move {
+            ReplyBuilder::new(&model, sink)
+                .fail(StopReason::Error, text)
+                .await;
+        }
+        .boxed()
+    }
+}
