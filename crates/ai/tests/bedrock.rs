@@ -444,6 +444,68 @@ mod with_feature {
         );
     }
 
+    #[tokio::test]
+    async fn a_503_is_retried_and_a_cancel_mid_stream_ends_as_aborted() {
+        let server = TestServer::start(vec![
+            Reply::json_error(503, r#"{"message":"Bedrock is unavailable"}"#),
+            reply(full_reply()),
+        ])
+        .await
+        .unwrap();
+        let options = StreamOptions {
+            max_retries: 1,
+            retry_base_delay: Duration::from_millis(5),
+            ..options()
+        };
+        let message = stream(&model(&server, CLAUDE), &user_context("hi"), options).await;
+        assert_eq!(message.stop_reason, StopReason::ToolUse);
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        // Each attempt carries a valid signature.
+        verify_sigv4(&requests[1], "us-east-1");
+
+        // Text arrives, then the server goes quiet; the caller cancels.
+        let server = TestServer::start(vec![Reply::Respond {
+            status: 200,
+            headers: vec![(
+                "content-type".into(),
+                "application/vnd.amazon.eventstream".into(),
+            )],
+            body: vec![
+                Part::Bytes(event(
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+                )),
+                Part::Stall,
+            ],
+        }])
+        .await
+        .unwrap();
+        let quiet = self::options();
+        let cancel = quiet.cancel.clone();
+        let mut events = registry().stream(&model(&server, CLAUDE), &user_context("hi"), quiet);
+        let mut last = None;
+        while let Some(event) = futures::StreamExt::next(&mut events).await {
+            if matches!(event, oxpi_ai::AssistantMessageEvent::TextDelta { .. }) {
+                cancel.cancel();
+            }
+            last = event.final_message().cloned();
+        }
+        let message = last.unwrap();
+        assert_eq!(
+            (
+                message.stop_reason,
+                message.text(),
+                message.error_message.as_deref()
+            ),
+            (
+                StopReason::Aborted,
+                "Hel".to_string(),
+                Some("Request was aborted")
+            )
+        );
+    }
+
     /// Recomputes the SigV4 signature of `request` and compares it with its `Authorization`.
     fn verify_sigv4(request: &Recorded, region: &str) {
         use ring::{digest, hmac};
