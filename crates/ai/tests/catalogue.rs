@@ -122,3 +122,26 @@ fn every_provider_with_keys_names_its_variable() {
         );
     }
 }
+
+#[test]
+fn every_models_compat_settings_are_understood() {
+    use oxpi_ai::providers::google_generative_ai::convert::GeminiCompat;
+    use oxpi_ai::providers::openai_completions::compat::OpenAiCompat;
+    use oxpi_ai::providers::openai_responses::convert::ResponsesCompat;
+    let mut checked = 0;
+    for model in builtin_models() {
+        let parsed = match model.api.as_str() {
+            "openai-completions" | "mistral-conversations" => {
+                OpenAiCompat::for_model(model).map(|_| ())
+            }
+            "openai-responses" | "azure-openai-responses" => {
+                ResponsesCompat::for_model(model).map(|_| ())
+            }
+            "google-generative-ai" | "google-vertex" => GeminiCompat::for_model(model).map(|_| ()),
+            _ => Ok(()),
+        };
+        assert_eq!(parsed, Ok(()), "{}/{}", model.provider, model.id);
+        checked += 1;
+    }
+    assert_eq!(checked, builtin_models().len());
+}

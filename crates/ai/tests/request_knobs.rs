@@ -671,3 +671,105 @@ async fn azure_sends_the_responses_body_to_its_own_endpoint_with_an_api_key_head
     assert_eq!(body["tools"][0]["name"], "read");
     assert_eq!(body["input"][1]["content"][0]["text"], "hi");
 }
+
+#[tokio::test]
+async fn pis_thinking_formats_and_level_maps_reach_chat_completions() {
+    let server = server().await;
+    let think = |level| StreamOptions {
+        reasoning: level,
+        ..options()
+    };
+    let with_format = |format: &str| {
+        let mut m = model(&server, API_OPENAI_COMPLETIONS, "local", "m");
+        m.reasoning = true;
+        m.compat = Some(json!({"thinkingFormat": format}));
+        m
+    };
+    let fields = |body: &Value| {
+        json!({
+            "enable_thinking": body.get("enable_thinking"),
+            "chat_template_kwargs": body.get("chat_template_kwargs"),
+            "thinking": body.get("thinking"),
+            "reasoning_effort": body.get("reasoning_effort"),
+        })
+    };
+    let cases = [
+        (
+            "zai",
+            Some(ReasoningLevel::High),
+            json!({"enable_thinking": true, "chat_template_kwargs": null, "thinking": null, "reasoning_effort": null}),
+        ),
+        (
+            "zai",
+            None,
+            json!({"enable_thinking": false, "chat_template_kwargs": null, "thinking": null, "reasoning_effort": null}),
+        ),
+        (
+            "qwen",
+            Some(ReasoningLevel::Low),
+            json!({"enable_thinking": true, "chat_template_kwargs": null, "thinking": null, "reasoning_effort": null}),
+        ),
+        (
+            "qwen-chat-template",
+            None,
+            json!({"enable_thinking": null, "chat_template_kwargs": {"enable_thinking": false, "preserve_thinking": true}, "thinking": null, "reasoning_effort": null}),
+        ),
+        (
+            "deepseek",
+            Some(ReasoningLevel::Medium),
+            json!({"enable_thinking": null, "chat_template_kwargs": null, "thinking": {"type": "enabled"}, "reasoning_effort": "medium"}),
+        ),
+        (
+            "deepseek",
+            None,
+            json!({"enable_thinking": null, "chat_template_kwargs": null, "thinking": {"type": "disabled"}, "reasoning_effort": null}),
+        ),
+    ];
+    for (format, level, expected) in cases {
+        let body = sent(
+            &server,
+            &with_format(format),
+            &user_context("hi"),
+            think(level),
+        )
+        .await
+        .json();
+        assert_eq!(fields(&body), expected, "{format} {level:?}");
+    }
+    // A thinking-level map renames levels (DeepSeek's `xhigh` is `max`).
+    let mut deepseek = with_format("deepseek");
+    deepseek.thinking_level_map = Some(
+        [("xhigh".to_string(), Some("max".to_string()))]
+            .into_iter()
+            .collect(),
+    );
+    let body = sent(
+        &server,
+        &deepseek,
+        &user_context("hi"),
+        think(Some(ReasoningLevel::Xhigh)),
+    )
+    .await
+    .json();
+    assert_eq!(body["reasoning_effort"], "max");
+}
+
+#[tokio::test]
+async fn cloudflares_gateway_gets_the_key_in_its_own_header() {
+    let server = server().await;
+    for api in [
+        API_OPENAI_COMPLETIONS,
+        API_OPENAI_RESPONSES,
+        API_ANTHROPIC_MESSAGES,
+    ] {
+        let model = model(&server, api, "cloudflare-ai-gateway", "m");
+        let request = sent(&server, &model, &user_context("hi"), options()).await;
+        assert_eq!(
+            request.header("cf-aig-authorization"),
+            Some("Bearer test-key"),
+            "{api}"
+        );
+        assert_eq!(request.header("authorization"), None, "{api}");
+        assert_eq!(request.header("x-api-key"), None, "{api}");
+    }
+}

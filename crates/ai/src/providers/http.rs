@@ -674,6 +674,27 @@ pub fn add_session_headers(
     Ok(())
 }
 
+/// The provider whose gateway takes the key in its own header.
+pub const CLOUDFLARE_AI_GATEWAY: &str = "cloudflare-ai-gateway";
+
+/// The authentication header of a request: Cloudflare's AI Gateway takes the key as
+/// `cf-aig-authorization: Bearer …` (as pi sends it) in place of the API's own header; every
+/// other provider gets `default`.
+pub fn auth_header(
+    provider: &str,
+    key: &ApiKey,
+    default: impl FnOnce(&ApiKey) -> (HeaderName, String),
+) -> (HeaderName, String) {
+    if provider == CLOUDFLARE_AI_GATEWAY {
+        (
+            HeaderName::from_static("cf-aig-authorization"),
+            format!("Bearer {}", key.expose()),
+        )
+    } else {
+        default(key)
+    }
+}
+
 /// One step of reading an open event stream.
 #[derive(Debug)]
 pub enum SseStep {

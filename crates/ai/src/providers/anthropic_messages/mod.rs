@@ -31,8 +31,8 @@ use self::reader::BlockDeltaReader;
 use self::stream::{EventProcessor, Flow};
 use self::wire::StreamEvent;
 use super::http::{
-    base_url, encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
-    request_headers, required_api_key, OpenError, SseStep,
+    auth_header, base_url, encode_body, new_client, next_sse, open_error_parts, open_event_source,
+    quote_chunk, request_headers, required_api_key, OpenError, SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -154,10 +154,12 @@ async fn run(
         }
     };
     let auth = key.as_ref().map(|key| {
-        (
-            HeaderName::from_static("x-api-key"),
-            key.expose().to_string(),
-        )
+        auth_header(&model.provider, key, |key| {
+            (
+                HeaderName::from_static("x-api-key"),
+                key.expose().to_string(),
+            )
+        })
     });
     let mut headers = match request_headers(&model, &options, auth) {
         Ok(headers) => headers,

@@ -15,14 +15,22 @@ pub enum MaxTokensField {
     MaxTokens,
 }
 
-/// How reasoning effort is requested.
+/// How reasoning effort is requested (pi's `thinkingFormat`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ThinkingFormat {
     /// `reasoning_effort: "low" | "medium" | "high"`.
     Openai,
     /// OpenRouter's `reasoning: {effort}`.
     Openrouter,
+    /// z.ai: `enable_thinking: true | false`.
+    Zai,
+    /// Qwen (DashScope): `enable_thinking: true | false`.
+    Qwen,
+    /// Qwen behind a chat template: `chat_template_kwargs: {enable_thinking, preserve_thinking}`.
+    QwenChatTemplate,
+    /// DeepSeek: `thinking: {type: "enabled" | "disabled"}` and `reasoning_effort`.
+    Deepseek,
     /// Do not send a reasoning parameter.
     None,
 }

@@ -34,7 +34,9 @@ pub fn build_request(
         .reasoning
         .filter(|_| model.reasoning)
         .map(|level| match level {
-            ReasoningLevel::Xhigh if !compat.supports_xhigh => ReasoningLevel::High,
+            ReasoningLevel::Xhigh if !(compat.supports_xhigh || model.supports_xhigh()) => {
+                ReasoningLevel::High
+            }
             other => other,
         });
     let mut messages = convert_messages(model, context, compat);
@@ -72,12 +74,44 @@ pub fn build_request(
         max_tokens,
         temperature: options.temperature,
         tools,
-        reasoning_effort: reasoning
-            .filter(|_| compat.thinking_format == ThinkingFormat::Openai)
-            .map(|r| r.as_str().to_string()),
-        reasoning: reasoning
-            .filter(|_| compat.thinking_format == ThinkingFormat::Openrouter)
-            .map(|r| json!({"effort": r.as_str()})),
+        reasoning_effort: match compat.thinking_format {
+            ThinkingFormat::Openai | ThinkingFormat::Deepseek => reasoning
+                .and_then(|r| model.thinking_level_value(r.as_str()))
+                .or_else(|| {
+                    // No reasoning asked: a model that cannot turn it off names its "off" level.
+                    let off = model.thinking_level_map.as_ref()?.get("off")?.clone()?;
+                    (reasoning.is_none() && model.reasoning && thinking_off_applies(compat))
+                        .then_some(off)
+                }),
+            _ => None,
+        },
+        reasoning: match compat.thinking_format {
+            ThinkingFormat::Openrouter => match reasoning {
+                Some(r) => model
+                    .thinking_level_value(r.as_str())
+                    .map(|effort| json!({"effort": effort})),
+                None if model.reasoning => {
+                    match model.thinking_level_map.as_ref().and_then(|m| m.get("off")) {
+                        Some(None) => None,
+                        Some(Some(off)) => Some(json!({"effort": off})),
+                        None => None,
+                    }
+                }
+                None => None,
+            },
+            _ => None,
+        },
+        enable_thinking: matches!(
+            compat.thinking_format,
+            ThinkingFormat::Zai | ThinkingFormat::Qwen
+        )
+        .then_some(reasoning.is_some())
+        .filter(|_| model.reasoning),
+        chat_template_kwargs: (compat.thinking_format == ThinkingFormat::QwenChatTemplate
+            && model.reasoning)
+            .then(|| json!({"enable_thinking": reasoning.is_some(), "preserve_thinking": true})),
+        thinking: (compat.thinking_format == ThinkingFormat::Deepseek && model.reasoning)
+            .then(|| json!({"type": if reasoning.is_some() { "enabled" } else { "disabled" }})),
         store: compat.supports_store.then_some(false),
         prompt_cache_key: cache_key,
         prompt_cache_retention: long.then_some("24h"),
@@ -88,6 +122,12 @@ pub fn build_request(
             ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
         }),
     }
+}
+
+/// pi sends a model's `off` level as `reasoning_effort` when reasoning is not asked for, for
+/// the OpenAI format only.
+fn thinking_off_applies(compat: &OpenAiCompat) -> bool {
+    compat.thinking_format == ThinkingFormat::Openai
 }
 
 /// Anthropic-style cache breakpoints for gateways that pass them on (OpenRouter's `anthropic/`

@@ -24,8 +24,9 @@ use self::compat::OpenAiCompat;
 use self::reader::ChunkReader;
 use self::stream::ChunkProcessor;
 use super::http::{
-    add_session_headers, base_url, encode_body, new_client, next_sse, open_error_parts,
-    open_event_source, quote_chunk, request_headers, required_api_key, OpenError, SseStep,
+    add_session_headers, auth_header, base_url, encode_body, new_client, next_sse,
+    open_error_parts, open_event_source, quote_chunk, request_headers, required_api_key, OpenError,
+    SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -125,9 +126,11 @@ async fn run(
             return;
         }
     };
-    let auth = key
-        .as_ref()
-        .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
+    let auth = key.as_ref().map(|key| {
+        auth_header(&model.provider, key, |key| {
+            (AUTHORIZATION, format!("Bearer {}", key.expose()))
+        })
+    });
     let mut headers = match request_headers(&model, &options, auth) {
         Ok(headers) => headers,
         Err(e) => {

@@ -41,6 +41,15 @@ pub struct ChatRequest {
     /// OpenRouter's reasoning object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Value>,
+    /// z.ai's and Qwen's thinking switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_thinking: Option<bool>,
+    /// Qwen's chat-template switches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_template_kwargs: Option<Value>,
+    /// DeepSeek's thinking switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Value>,
     /// `false` to opt out of storage (OpenAI).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,

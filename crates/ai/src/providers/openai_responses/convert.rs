@@ -103,15 +103,18 @@ pub fn build_request(
             "strict": compat.strict_tools,
         }));
     }
-    let effort = options.reasoning.map(|level| match level {
-        ReasoningLevel::Xhigh if !compat.supports_xhigh => "high",
-        other => other.as_str(),
+    // The level's wire value: the model's `thinking_level_map` entry, else its name.
+    let effort = options.reasoning.and_then(|level| match level {
+        ReasoningLevel::Xhigh if !(compat.supports_xhigh || model.supports_xhigh()) => {
+            model.thinking_level_value("high")
+        }
+        other => model.thinking_level_value(other.as_str()),
     });
     // As pi: a summary alone turns reasoning on at medium effort.
     let reasoning = (model.reasoning && (effort.is_some() || options.reasoning_summary.is_some()))
         .then(|| {
             let summary = options.reasoning_summary.unwrap_or(ReasoningSummary::Auto);
-            json!({"effort": effort.unwrap_or("medium"), "summary": summary})
+            json!({"effort": effort.as_deref().unwrap_or("medium"), "summary": summary})
         });
     let retention = options.resolved_cache_retention();
     let include = if reasoning.is_some() {

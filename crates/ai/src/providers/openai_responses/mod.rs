@@ -31,8 +31,9 @@ use self::convert::ResponsesCompat;
 use self::stream::{EventProcessor, Step, HANDLED_EVENTS};
 use self::wire::StreamEvent;
 use super::http::{
-    add_session_headers, base_url, encode_body, new_client, next_sse, open_error_parts,
-    open_event_source, quote_chunk, request_headers, required_api_key, OpenError, SseStep,
+    add_session_headers, auth_header, base_url, encode_body, new_client, next_sse,
+    open_error_parts, open_event_source, quote_chunk, request_headers, required_api_key, OpenError,
+    SseStep,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -181,7 +182,9 @@ async fn run(
         }
     };
     let auth = key.as_ref().map(|key| match endpoint {
-        Endpoint::OpenAi => (AUTHORIZATION, format!("Bearer {}", key.expose())),
+        Endpoint::OpenAi => auth_header(&model.provider, key, |key| {
+            (AUTHORIZATION, format!("Bearer {}", key.expose()))
+        }),
         Endpoint::Azure => (
             reqwest::header::HeaderName::from_static("api-key"),
             key.expose().to_string(),
