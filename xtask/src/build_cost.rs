@@ -18,8 +18,9 @@ wall time and the crates compiled, beside the figures measured for oxpi-ai 0.1.0
 its peers. Each build starts from nothing, so one variant takes about 3.5 minutes on 2 cores.
 
 Options:
-  --variant NAME  default (rustls), no-tls (--no-default-features) or native-tls; repeatable;
-                  all = the three. Default: default
+  --variant NAME  default (rustls), no-tls (--no-default-features), native-tls, vertex or
+                  bedrock (default + that feature); repeatable; all = the first three.
+                  Default: default
   --debug-only    Only the debug build
   --release-only  Only the release build";
 
@@ -32,6 +33,10 @@ pub(crate) enum Variant {
     NoTls,
     /// The platform's TLS instead of rustls.
     NativeTls,
+    /// Default plus `vertex` (Google credentials).
+    Vertex,
+    /// Default plus `bedrock` (AWS signing, credentials, event stream).
+    Bedrock,
 }
 
 impl Variant {
@@ -40,6 +45,8 @@ impl Variant {
             Variant::Default => "default",
             Variant::NoTls => "no-tls",
             Variant::NativeTls => "native-tls",
+            Variant::Vertex => "vertex",
+            Variant::Bedrock => "bedrock",
         }
     }
 
@@ -49,6 +56,8 @@ impl Variant {
             Variant::Default => "",
             Variant::NoTls => ", default-features = false",
             Variant::NativeTls => ", default-features = false, features = [\"native-tls\"]",
+            Variant::Vertex => ", features = [\"vertex\"]",
+            Variant::Bedrock => ", features = [\"bedrock\"]",
         }
     }
 }
@@ -86,6 +95,8 @@ impl Options {
                         "default" => options.variants.push(Variant::Default),
                         "no-tls" => options.variants.push(Variant::NoTls),
                         "native-tls" => options.variants.push(Variant::NativeTls),
+                        "vertex" => options.variants.push(Variant::Vertex),
+                        "bedrock" => options.variants.push(Variant::Bedrock),
                         "all" => options.variants.extend([
                             Variant::Default,
                             Variant::NoTls,
@@ -93,7 +104,7 @@ impl Options {
                         ]),
                         other => {
                             return Err(format!(
-                                "build-cost: unknown variant `{other}` (default, no-tls, native-tls, all)"
+                                "build-cost: unknown variant `{other}` (default, no-tls, native-tls, vertex, bedrock, all)"
                             ))
                         }
                     }
