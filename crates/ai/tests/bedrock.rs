@@ -506,6 +506,43 @@ mod with_feature {
         );
     }
 
+    #[tokio::test]
+    async fn a_stalled_stream_ends_on_the_idle_timer_with_what_arrived() {
+        let server = TestServer::start(vec![Reply::Respond {
+            status: 200,
+            headers: vec![(
+                "content-type".into(),
+                "application/vnd.amazon.eventstream".into(),
+            )],
+            body: vec![
+                Part::Bytes(event(
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+                )),
+                Part::Stall,
+            ],
+        }])
+        .await
+        .unwrap();
+        let options = StreamOptions {
+            idle_timeout: Duration::from_millis(200),
+            ..options()
+        };
+        let message = stream(&model(&server, CLAUDE), &user_context("hi"), options).await;
+        assert_eq!(
+            (
+                message.stop_reason,
+                message.text(),
+                message.error_message.as_deref()
+            ),
+            (
+                StopReason::Error,
+                "Hel".to_string(),
+                Some("The stream stalled: no data for 0.2s (idle_timeout)")
+            )
+        );
+    }
+
     /// Recomputes the SigV4 signature of `request` and compares it with its `Authorization`.
     fn verify_sigv4(request: &Recorded, region: &str) {
         use ring::{digest, hmac};
