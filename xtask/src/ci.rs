@@ -21,6 +21,7 @@ Runs, in order, stopping at the first failure:
                                        (oxpi-ai without TLS, and with the platform's TLS)
      cargo clippy -p oxpi-ai --features vertex,bedrock --all-targets -- -D warnings
      cargo test -p oxpi-ai --features vertex,bedrock --test google_vertex --test bedrock
+     cargo test -p oxpi-ai --features vertex,bedrock --doc
                                        (Vertex AI credentials and Bedrock, features off by default)
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
@@ -160,6 +161,18 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
             "google_vertex",
             "--test",
             "bedrock",
+        ],
+        &[],
+    )?;
+    cargo(
+        root,
+        &[
+            "test",
+            "-p",
+            "oxpi-ai",
+            "--features",
+            "vertex,bedrock",
+            "--doc",
         ],
         &[],
     )?;

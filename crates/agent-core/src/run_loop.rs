@@ -66,10 +66,15 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
         let (results, terminate) =
             execute_tool_calls(inner, &assistant, &calls, &cancel, &mut added).await;
+        // Kept only for a should_stop_after_turn hook (results can be large).
+        let kept_results = inner
+            .should_stop_after_turn
+            .as_ref()
+            .map(|_| results.clone());
         inner
             .emit(AgentEvent::TurnEnd {
                 message: Message::Assistant(assistant.clone()),
-                tool_results: results.clone(),
+                tool_results: results,
             })
             .await;
 
@@ -93,15 +98,26 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             ));
             break;
         }
-        if let Some(should_stop) = &inner.should_stop_after_turn {
+        if let (Some(should_stop), Some(tool_results)) =
+            (&inner.should_stop_after_turn, kept_results)
+        {
             let summary = TurnSummary {
                 message: assistant.clone(),
-                tool_results: results,
+                tool_results,
                 messages: inner.state().messages.clone(),
                 new_messages: added.clone(),
             };
-            match guarded("should_stop_after_turn", should_stop(summary)).await {
+            let decided = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Ok(true),
+                decided = guarded("should_stop_after_turn", should_stop(summary)) => decided,
+            };
+            match decided {
                 Ok(false) => {}
+                Ok(true) if cancel.is_cancelled() => {
+                    error = Some(ABORTED.to_string());
+                    break;
+                }
                 Ok(true) => break,
                 Err(panic) => {
                     error = Some(panic);

@@ -75,6 +75,12 @@ impl ProviderRegistry {
                 registry.register(MistralConversationsProvider::with_client(client.clone()));
                 registry.register(AnthropicMessagesProvider::with_client(client.clone()));
                 registry.register(GoogleVertexProvider::with_client(client.clone()));
+                #[cfg(feature = "bedrock")]
+                registry.register(
+                    crate::providers::bedrock_converse_stream::BedrockConverseStreamProvider::with_client(
+                        client.clone(),
+                    ),
+                );
                 registry.register(GoogleGenerativeAiProvider::with_client(client));
             }
             // Each provider then reports the same error on every request.
@@ -86,12 +92,12 @@ impl ProviderRegistry {
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
                 registry.register(GoogleVertexProvider::new());
+                #[cfg(feature = "bedrock")]
+                registry.register(
+                    crate::providers::bedrock_converse_stream::BedrockConverseStreamProvider::new(),
+                );
             }
         }
-        #[cfg(feature = "bedrock")]
-        registry.register(
-            crate::providers::bedrock_converse_stream::BedrockConverseStreamProvider::new(),
-        );
         #[cfg(not(feature = "bedrock"))]
         registry.register(crate::providers::unavailable::FeatureMissing {
             api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,

@@ -543,6 +543,33 @@ mod with_feature {
         );
     }
 
+    #[tokio::test]
+    async fn a_budget_that_does_not_fit_leaves_thinking_off() {
+        let server = TestServer::start(vec![reply(full_reply()), reply(full_reply())])
+            .await
+            .unwrap();
+        let mut claude = model(&server, CLAUDE);
+        claude.reasoning = true;
+        let thinking = || StreamOptions {
+            reasoning: Some(oxpi_ai::ReasoningLevel::High),
+            ..options()
+        };
+        // 2,000 tokens of output: a 16,384 budget shrinks to 976, below Anthropic's 1,024.
+        claude.max_tokens = 2_000;
+        stream(&claude, &user_context("hi"), thinking()).await;
+        let body = server.requests()[0].json();
+        assert_eq!(body.get("additionalModelRequestFields"), None, "{body}");
+        assert_eq!(body["inferenceConfig"]["maxTokens"], 2_000);
+        // With room, the budget is sent.
+        claude.max_tokens = 64_000;
+        stream(&claude, &user_context("hi"), thinking()).await;
+        let body = server.requests()[1].json();
+        assert_eq!(
+            body["additionalModelRequestFields"]["thinking"]["budget_tokens"],
+            16_384
+        );
+    }
+
     /// Recomputes the SigV4 signature of `request` and compares it with its `Authorization`.
     fn verify_sigv4(request: &Recorded, region: &str) {
         use ring::{digest, hmac};

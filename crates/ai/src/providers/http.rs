@@ -674,6 +674,14 @@ pub fn add_session_headers(
     Ok(())
 }
 
+/// An environment variable's value, trimmed; `None` when it is unset or blank.
+pub fn env_value(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
 /// The provider whose gateway takes the key in its own header.
 pub const CLOUDFLARE_AI_GATEWAY: &str = "cloudflare-ai-gateway";
 

@@ -41,14 +41,25 @@ pub fn endpoint_region(base_url: &str) -> Option<String> {
     .then(|| region.to_string())
 }
 
-/// A resolved target: the base URL requests go to and the signing region (`None`: ask the
-/// profile).
+/// A resolved target: the model's own endpoint when it is used, and the signing region
+/// (`None`: ask the profile).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// `https://bedrock-runtime.<region>.amazonaws.com` or the model's own endpoint.
-    pub base_url: String,
+    /// The model's endpoint (a VPC endpoint, a proxy, the catalogue's standard one when nothing
+    /// else is configured); `None`: the standard endpoint of the final region.
+    pub endpoint: Option<String>,
     /// The signing region, when known without reading the profile.
     pub region: Option<String>,
+}
+
+impl Target {
+    /// The base URL for the final signing `region` (the profile's, when [`Target::region`] was
+    /// `None`).
+    pub fn base_url(&self, region: &str) -> String {
+        self.endpoint
+            .clone()
+            .unwrap_or_else(|| format!("https://bedrock-runtime.{region}.amazonaws.com"))
+    }
 }
 
 /// pi's rules (see the module docs); `configured` is the explicit or environment region,
@@ -61,9 +72,13 @@ pub struct Target {
 /// assert_eq!(resolve_target(catalogue, None, false).region.as_deref(), Some("us-east-1"));
 /// // AWS_REGION wins over the catalogue's region.
 /// let t = resolve_target(catalogue, Some("eu-west-1"), false);
-/// assert_eq!((t.base_url.as_str(), t.region.as_deref()), ("https://bedrock-runtime.eu-west-1.amazonaws.com", Some("eu-west-1")));
+/// assert_eq!((t.base_url("eu-west-1").as_str(), t.region.as_deref()), ("https://bedrock-runtime.eu-west-1.amazonaws.com", Some("eu-west-1")));
+/// // With only AWS_PROFILE, the region comes from the profile and so does the endpoint.
+/// let t = resolve_target(catalogue, None, true);
+/// assert_eq!((t.endpoint.as_deref(), t.region.as_deref()), (None, None));
+/// assert_eq!(t.base_url("ap-south-1"), "https://bedrock-runtime.ap-south-1.amazonaws.com");
 /// // A custom endpoint (VPC, proxy) is kept.
-/// assert_eq!(resolve_target("http://127.0.0.1:9", Some("eu-west-1"), false).base_url, "http://127.0.0.1:9");
+/// assert_eq!(resolve_target("http://127.0.0.1:9", Some("eu-west-1"), false).base_url("eu-west-1"), "http://127.0.0.1:9");
 /// ```
 pub fn resolve_target(base_url: &str, configured: Option<&str>, profile: bool) -> Target {
     let base = base_url.trim().trim_end_matches('/');
@@ -73,13 +88,8 @@ pub fn resolve_target(base_url: &str, configured: Option<&str>, profile: bool) -
         .map(str::to_string)
         .or_else(|| endpoint.clone().filter(|_| explicit))
         .or_else(|| (!profile).then(|| "us-east-1".to_string()));
-    let base_url = if explicit && !base.is_empty() {
-        base.to_string()
-    } else {
-        let region = region.clone().unwrap_or_else(|| "us-east-1".to_string());
-        format!("https://bedrock-runtime.{region}.amazonaws.com")
-    };
-    Target { base_url, region }
+    let endpoint = (explicit && !base.is_empty()).then(|| base.to_string());
+    Target { endpoint, region }
 }
 
 /// AWS's default credentials chain for `region`.

@@ -7,6 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::options::{CacheRetention, ReasoningLevel, StreamOptions, ToolChoice};
+use crate::providers::anthropic_messages::convert::MIN_THINKING_BUDGET;
 use crate::transform::transform_messages;
 use crate::types::content::{AssistantContent, ImageContent, UserContent};
 use crate::types::context::Context;
@@ -122,7 +123,8 @@ fn output_limits(model: &Model, options: &StreamOptions) -> (Option<u64>, Option
                 level,
                 &options.thinking_budgets,
             );
-            (Some(max), Some(budget))
+            // As on Anthropic's API: thinking is left off when not even the smallest budget fits.
+            (Some(max), (budget >= MIN_THINKING_BUDGET).then_some(budget))
         }
         None => (base, None),
     }
@@ -156,7 +158,7 @@ fn additional_fields(model: &Model, options: &StreamOptions, budget: Option<u64>
     let mut thinking = if supports_adaptive_thinking(model) {
         json!({"type": "adaptive"})
     } else {
-        json!({"type": "enabled", "budget_tokens": budget.unwrap_or(1024)})
+        json!({"type": "enabled", "budget_tokens": budget?})
     };
     if !gov {
         thinking["display"] = json!("summarized");

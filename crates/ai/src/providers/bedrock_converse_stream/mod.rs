@@ -14,6 +14,7 @@ pub mod convert;
 pub mod stream;
 pub mod wire;
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
@@ -25,8 +26,8 @@ use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 
 use self::stream::{EventProcessor, Flow};
 use super::http::{
-    encode_body, new_client, next_bytes, open_byte_stream, open_error_parts, request_headers,
-    ByteStep, OpenError,
+    encode_body, env_value, new_client, next_bytes, open_byte_stream, open_error_parts,
+    request_headers, ByteStep, OpenError,
 };
 use crate::options::{ApiKey, StreamOptions};
 use crate::registry::ApiProvider;
@@ -50,7 +51,9 @@ const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANU
 pub struct BedrockConverseStreamProvider {
     client: Result<reqwest::Client, String>,
     region: Option<String>,
-    credentials: Option<SharedCredentialsProvider>,
+    /// The credentials provider: the one given, or AWS's default chain built on first use and
+    /// kept (its cache then spares a fetch per request).
+    credentials: Arc<tokio::sync::OnceCell<SharedCredentialsProvider>>,
 }
 
 impl Default for BedrockConverseStreamProvider {
@@ -65,7 +68,7 @@ impl BedrockConverseStreamProvider {
         Self {
             client: new_client(),
             region: None,
-            credentials: None,
+            credentials: Arc::new(tokio::sync::OnceCell::new()),
         }
     }
 
@@ -89,7 +92,9 @@ impl BedrockConverseStreamProvider {
         mut self,
         provider: impl ProvideCredentials + 'static,
     ) -> Self {
-        self.credentials = Some(SharedCredentialsProvider::new(provider));
+        let cell = tokio::sync::OnceCell::new();
+        let _ = cell.set(SharedCredentialsProvider::new(provider));
+        self.credentials = Arc::new(cell);
         self
     }
 }
@@ -108,13 +113,6 @@ impl ApiProvider for BedrockConverseStreamProvider {
     ) -> BoxFuture<'static, ()> {
         run(self.clone(), model, context, options, sink).boxed()
     }
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
 }
 
 /// How a request is authenticated.
@@ -163,12 +161,12 @@ async fn run(
     let configured = provider
         .region
         .clone()
-        .or_else(|| env("AWS_REGION"))
-        .or_else(|| env("AWS_DEFAULT_REGION"));
+        .or_else(|| env_value("AWS_REGION"))
+        .or_else(|| env_value("AWS_DEFAULT_REGION"));
     let target = auth::resolve_target(
         &model.base_url,
         configured.as_deref(),
-        env("AWS_PROFILE").is_some(),
+        env_value("AWS_PROFILE").is_some(),
     );
     let region = match target.region.clone() {
         Some(region) => region,
@@ -177,21 +175,25 @@ async fn run(
             .unwrap_or_else(|| "us-east-1".into()),
     };
     let model_id: String = percent_encoding::utf8_percent_encode(&model.id, PATH_SEGMENT).collect();
-    let url = format!("{}/model/{model_id}/converse-stream", target.base_url);
+    let url = format!(
+        "{}/model/{model_id}/converse-stream",
+        target.base_url(&region)
+    );
 
-    let skip_auth = env("AWS_BEDROCK_SKIP_AUTH").as_deref() == Some("1");
+    let skip_auth = env_value("AWS_BEDROCK_SKIP_AUTH").as_deref() == Some("1");
     let bearer = options
         .api_key
         .clone()
-        .or_else(|| env("AWS_BEARER_TOKEN_BEDROCK").map(ApiKey::new));
+        .or_else(|| env_value("AWS_BEARER_TOKEN_BEDROCK").map(ApiKey::new));
     let auth = match (skip_auth, bearer) {
         (true, _) => Auth::None,
         (false, Some(key)) => Auth::Bearer(key),
         (false, None) => {
-            let chain = match provider.credentials.clone() {
-                Some(chain) => chain,
-                None => auth::default_credentials(Some(region.clone())).await,
-            };
+            let chain = provider
+                .credentials
+                .get_or_init(|| auth::default_credentials(Some(region.clone())))
+                .await
+                .clone();
             let fetched = tokio::select! {
                 biased;
                 _ = options.cancel.cancelled() => {
@@ -222,18 +224,23 @@ async fn run(
         Auth::Bearer(key) => Some((AUTHORIZATION, format!("Bearer {}", key.expose()))),
         _ => None,
     };
-    let mut headers = match request_headers(&model, &options, bearer_header) {
+    let headers = match request_headers(&model, &options, bearer_header) {
         Ok(headers) => headers,
         Err(e) => {
             out.fail(StopReason::Error, e).await;
             return;
         }
     };
-    if let Auth::SigV4 {
-        credentials,
-        region,
-    } = &auth
-    {
+    // SigV4 is computed per attempt (a signature is valid for minutes); the first one is made
+    // here so a signing error fails the request before anything is sent.
+    let sign = |headers: &mut reqwest::header::HeaderMap| -> Result<(), String> {
+        let Auth::SigV4 {
+            credentials,
+            region,
+        } = &auth
+        else {
+            return Ok(());
+        };
         let signed = auth::sigv4_headers(
             credentials,
             region,
@@ -241,35 +248,28 @@ async fn run(
             &[("content-type", "application/json")],
             &body,
             SystemTime::now(),
-        );
-        let signed = match signed {
-            Ok(signed) => signed,
-            Err(e) => {
-                out.fail(StopReason::Error, e).await;
-                return;
-            }
-        };
+        )?;
         for (name, value) in signed {
             let (Ok(name), Ok(mut value)) = (
                 HeaderName::try_from(name.as_str()),
                 HeaderValue::try_from(value.as_str()),
             ) else {
-                out.fail(
-                    StopReason::Error,
-                    "could not sign the Bedrock request: a header is not valid",
-                )
-                .await;
-                return;
+                return Err("could not sign the Bedrock request: a header is not valid".into());
             };
             value.set_sensitive(name == AUTHORIZATION || name.as_str() == "x-amz-security-token");
             headers.insert(name, value);
         }
+        Ok(())
+    };
+    if let Err(e) = sign(&mut headers.clone()) {
+        out.fail(StopReason::Error, e).await;
+        return;
     }
     let build = || {
-        client
-            .post(&url)
-            .headers(headers.clone())
-            .body(body.clone())
+        let mut signed = headers.clone();
+        // The same signing succeeded just above; it cannot fail differently now.
+        let _ = sign(&mut signed);
+        client.post(&url).headers(signed).body(body.clone())
     };
 
     let mut processor = EventProcessor::new(out, &model);
@@ -298,13 +298,14 @@ async fn run(
 
     let mut buffer = BytesMut::new();
     let mut decoder = MessageFrameDecoder::new();
-    // Bytes received since the last whole frame: a body that ends with some was cut.
-    let mut mid_frame = false;
+    // Bytes of a frame not yet complete (some may sit in the decoder as its prelude): a body
+    // that ends while there are any was cut.
+    let mut pending: usize = 0;
     loop {
         match next_bytes(&mut source, &options).await {
             ByteStep::Bytes(bytes) => {
+                pending += bytes.len();
                 buffer.extend_from_slice(&bytes);
-                mid_frame = true;
             }
             ByteStep::Ended => break,
             ByteStep::Aborted => {
@@ -331,7 +332,7 @@ async fn run(
                     return;
                 }
             };
-            mid_frame = buffer.has_remaining();
+            pending = buffer.remaining();
             match processor.process(&message).await {
                 Ok(Flow::Continue) => {}
                 Ok(Flow::Complete) => {
@@ -347,7 +348,7 @@ async fn run(
             }
         }
     }
-    if mid_frame {
+    if pending > 0 {
         processor
             .fail(
                 StopReason::Error,

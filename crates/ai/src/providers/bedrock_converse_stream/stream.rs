@@ -141,7 +141,7 @@ impl EventProcessor {
                         cache_write: raw.cache_write_input_tokens,
                         total_tokens: raw
                             .total_tokens
-                            .unwrap_or(raw.input_tokens + raw.output_tokens),
+                            .unwrap_or(raw.input_tokens.saturating_add(raw.output_tokens)),
                         ..Usage::default()
                     };
                     self.model.calculate_cost(&mut usage);

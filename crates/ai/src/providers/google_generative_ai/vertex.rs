@@ -27,7 +27,7 @@ use reqwest::header::{HeaderName, AUTHORIZATION};
 use super::convert::GeminiCompat;
 use super::{request_body, stream_generate, API_KEY_HEADER};
 use crate::options::{ApiKey, StreamOptions};
-use crate::providers::http::{new_client, request_headers};
+use crate::providers::http::{env_value, new_client, request_headers};
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
@@ -133,16 +133,31 @@ impl ApiProvider for GoogleVertexProvider {
 /// The API key for express mode: the options' or `GOOGLE_CLOUD_API_KEY`, unless it is one of
 /// pi's stand-ins for "use credentials" (`gcp-vertex-credentials`, `<…>`).
 fn express_key(options: &StreamOptions) -> Option<ApiKey> {
-    let from_env = || std::env::var("GOOGLE_CLOUD_API_KEY").ok();
-    let key = options
+    let usable = |key: &str| {
+        let key = key.trim();
+        let placeholder = key.starts_with('<') && key.ends_with('>');
+        (!key.is_empty() && key != "gcp-vertex-credentials" && !placeholder)
+            .then(|| ApiKey::new(key))
+    };
+    options
         .api_key
         .as_ref()
-        .map(|k| k.expose().trim().to_string())
-        .or_else(from_env)?;
-    let key = key.trim();
-    let placeholder = key.starts_with('<') && key.ends_with('>');
-    (!key.is_empty() && key != "gcp-vertex-credentials" && !placeholder).then(|| ApiKey::new(key))
+        .and_then(|k| usable(k.expose()))
+        .or_else(|| env_value("GOOGLE_CLOUD_API_KEY").and_then(|k| usable(&k)))
 }
+
+/// A path segment, percent-encoded.
+fn segment(text: &str) -> String {
+    percent_encoding::utf8_percent_encode(text, PATH_SEGMENT).collect()
+}
+
+/// Characters escaped in a path segment (all but RFC 3986's unreserved ones; `/` too, except in
+/// a model id that names its collection, such as `tunedModels/…`).
+const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// The base URL: the model's, unless empty or the catalogue's `{location}` template; `/v1`
 /// appended unless it names a version.
@@ -179,7 +194,7 @@ pub fn express_url(model: &Model) -> String {
     let base = vertex_base(model, "https://aiplatform.googleapis.com");
     format!(
         "{base}/publishers/google/models/{}:streamGenerateContent?alt=sse",
-        model.id
+        segment(&model.id)
     )
 }
 
@@ -195,6 +210,7 @@ pub fn express_url(model: &Model) -> String {
 /// assert!(project_url(&model, "acme", "global").starts_with("https://aiplatform.googleapis.com/v1/"));
 /// ```
 pub fn project_url(model: &Model, project: &str, location: &str) -> String {
+    let (project, location) = (segment(project), segment(location));
     let host = if location == "global" {
         "https://aiplatform.googleapis.com".to_string()
     } else {
@@ -203,16 +219,12 @@ pub fn project_url(model: &Model, project: &str, location: &str) -> String {
     let base = vertex_base(model, &host);
     format!(
         "{base}/projects/{project}/locations/{location}/publishers/google/models/{}:streamGenerateContent?alt=sse",
-        model.id
+        segment(&model.id)
     )
 }
 
 fn env_first(names: &[&str]) -> Option<String> {
-    names
-        .iter()
-        .find_map(|name| std::env::var(name).ok())
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
+    names.iter().find_map(|name| env_value(name))
 }
 
 async fn run(

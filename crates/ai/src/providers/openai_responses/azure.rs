@@ -110,6 +110,11 @@ fn deployment_from_map(map: &str, model_id: &str) -> Option<String> {
 fn normalize_base_url(base: &str) -> Result<String, String> {
     let mut url = reqwest::Url::parse(base.trim().trim_end_matches('/'))
         .map_err(|e| format!("Invalid Azure OpenAI base URL {base:?}: {e}"))?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "Invalid Azure OpenAI base URL {base:?}: it may not have a query or fragment (api-version is added by oxpi)"
+        ));
+    }
     let azure = url.host_str().is_some_and(|host| {
         host.ends_with(".openai.azure.com") || host.ends_with(".cognitiveservices.azure.com")
     });
