@@ -31,6 +31,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::options::StreamOptions;
+use crate::providers::http::ABORTED_TEXT;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
@@ -344,7 +345,7 @@ impl FauxProvider {
                     tokio::task::yield_now().await;
                 }
                 if options.cancel.is_cancelled() {
-                    out.fail(StopReason::Aborted, "Request was aborted").await;
+                    out.fail(StopReason::Aborted, ABORTED_TEXT).await;
                     return;
                 }
                 let chunk: String = chunk.iter().collect();
@@ -356,7 +357,7 @@ impl FauxProvider {
             }
         }
         if options.cancel.is_cancelled() {
-            out.fail(StopReason::Aborted, "Request was aborted").await;
+            out.fail(StopReason::Aborted, ABORTED_TEXT).await;
             return;
         }
         let mut usage = reply.usage;

@@ -674,6 +674,23 @@ pub fn add_session_headers(
     Ok(())
 }
 
+/// `{base}{path}` when the base URL ends in `/v1`, else `{base}/v1{path}`: pi's catalogue gives
+/// Anthropic- and Mistral-format endpoints as hosts, whose SDKs add `/v1`.
+///
+/// ```
+/// use oxpi_ai::providers::http::versioned_url;
+/// assert_eq!(versioned_url("https://api.anthropic.com", "/messages"), "https://api.anthropic.com/v1/messages");
+/// assert_eq!(versioned_url("http://127.0.0.1:9/v1/", "/messages"), "http://127.0.0.1:9/v1/messages");
+/// ```
+pub fn versioned_url(base: &str, path: &str) -> String {
+    let base = base.trim_end_matches('/');
+    if base.ends_with("/v1") {
+        format!("{base}{path}")
+    } else {
+        format!("{base}/v1{path}")
+    }
+}
+
 /// An environment variable's value, trimmed; `None` when it is unset or blank.
 pub fn env_value(name: &str) -> Option<String> {
     std::env::var(name)

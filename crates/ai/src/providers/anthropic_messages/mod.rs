@@ -32,7 +32,7 @@ use self::stream::{EventProcessor, Flow};
 use self::wire::StreamEvent;
 use super::http::{
     auth_header, base_url, encode_body, new_client, next_sse, open_error_parts, open_event_source,
-    quote_chunk, request_headers, required_api_key, OpenError, SseStep,
+    quote_chunk, request_headers, required_api_key, OpenError, SseStep, ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -56,12 +56,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// assert_eq!(messages_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1/messages");
 /// ```
 pub fn messages_url(base: &str) -> String {
-    let base = base.trim_end_matches('/');
-    if base.ends_with("/v1") {
-        format!("{base}/messages")
-    } else {
-        format!("{base}/v1/messages")
-    }
+    super::http::versioned_url(base, "/messages")
 }
 
 /// The provider. Cloning shares the HTTP connection pool.
@@ -183,9 +178,7 @@ async fn run(
     let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
-            processor
-                .fail(StopReason::Aborted, "Request was aborted")
-                .await;
+            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
             return;
         }
         Err(OpenError::Failed(text)) => {
@@ -200,9 +193,7 @@ async fn run(
             SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
-                processor
-                    .fail(StopReason::Aborted, "Request was aborted")
-                    .await;
+                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
                 return;
             }
             SseStep::Failed(text) => {

@@ -27,7 +27,7 @@ use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use self::stream::{EventProcessor, Flow};
 use super::http::{
     encode_body, env_value, new_client, next_bytes, open_byte_stream, open_error_parts,
-    request_headers, ByteStep, OpenError,
+    request_headers, ByteStep, OpenError, ABORTED_TEXT,
 };
 use crate::options::{ApiKey, StreamOptions};
 use crate::registry::ApiProvider;
@@ -197,7 +197,7 @@ async fn run(
             let fetched = tokio::select! {
                 biased;
                 _ = options.cancel.cancelled() => {
-                    out.fail(StopReason::Aborted, "Request was aborted").await;
+                    out.fail(StopReason::Aborted, ABORTED_TEXT).await;
                     return;
                 }
                 fetched = auth::credentials(&chain) => fetched,
@@ -284,9 +284,7 @@ async fn run(
     {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
-            processor
-                .fail(StopReason::Aborted, "Request was aborted")
-                .await;
+            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
             return;
         }
         Err(OpenError::Failed(text)) => {
@@ -309,9 +307,7 @@ async fn run(
             }
             ByteStep::Ended => break,
             ByteStep::Aborted => {
-                processor
-                    .fail(StopReason::Aborted, "Request was aborted")
-                    .await;
+                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
                 return;
             }
             ByteStep::Failed(text) => {

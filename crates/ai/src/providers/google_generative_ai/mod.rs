@@ -26,7 +26,7 @@ use self::stream::ResponseProcessor;
 use self::wire::GenerateContentResponse;
 use super::http::{
     encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
-    request_headers, required_api_key, OpenError, SseStep,
+    request_headers, required_api_key, OpenError, SseStep, ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -193,9 +193,7 @@ pub(crate) async fn stream_generate(
     let mut source = match open_event_source(build, model, options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
-            processor
-                .fail(StopReason::Aborted, "Request was aborted")
-                .await;
+            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
             return;
         }
         Err(OpenError::Failed(text)) => {
@@ -210,9 +208,7 @@ pub(crate) async fn stream_generate(
             SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
-                processor
-                    .fail(StopReason::Aborted, "Request was aborted")
-                    .await;
+                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
                 return;
             }
             SseStep::Failed(text) => {

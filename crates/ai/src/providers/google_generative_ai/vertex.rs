@@ -351,7 +351,7 @@ async fn token(
     };
     tokio::select! {
         biased;
-        _ = options.cancel.cancelled() => Err((StopReason::Aborted, "Request was aborted".into())),
+        _ = options.cancel.cancelled() => Err((StopReason::Aborted, crate::providers::http::ABORTED_TEXT.into())),
         result = fetch => result.map_err(|text| (StopReason::Error, text)),
     }
 }

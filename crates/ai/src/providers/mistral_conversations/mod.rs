@@ -82,12 +82,7 @@ impl ApiProvider for MistralConversationsProvider {
 /// assert_eq!(chat_url("http://127.0.0.1:9/v1/"), "http://127.0.0.1:9/v1/chat/completions");
 /// ```
 pub fn chat_url(base: &str) -> String {
-    let base = base.trim_end_matches('/');
-    if base.ends_with("/v1") {
-        format!("{base}/chat/completions")
-    } else {
-        format!("{base}/v1/chat/completions")
-    }
+    super::http::versioned_url(base, "/chat/completions")
 }
 
 async fn run(

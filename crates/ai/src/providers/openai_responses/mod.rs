@@ -33,7 +33,7 @@ use self::wire::StreamEvent;
 use super::http::{
     add_session_headers, auth_header, base_url, encode_body, new_client, next_sse,
     open_error_parts, open_event_source, quote_chunk, request_headers, required_api_key, OpenError,
-    SseStep,
+    SseStep, ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
 use crate::registry::ApiProvider;
@@ -220,9 +220,7 @@ async fn run(
     let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
         Ok(source) => source,
         Err(OpenError::Aborted) => {
-            processor
-                .fail(StopReason::Aborted, "Request was aborted")
-                .await;
+            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
             return;
         }
         Err(OpenError::Failed(text)) => {
@@ -237,9 +235,7 @@ async fn run(
             SseStep::Message(message) => message,
             SseStep::Ended => break,
             SseStep::Aborted => {
-                processor
-                    .fail(StopReason::Aborted, "Request was aborted")
-                    .await;
+                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
                 return;
             }
             SseStep::Failed(text) => {
