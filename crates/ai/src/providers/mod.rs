@@ -4,6 +4,55 @@
 //! that repeats the previous one's envelope by its one new string; [`text`] is a JSON string
 //! borrowed from the chunk when it can be.
 
+/// Defines a provider that holds only its HTTP client: the struct (its doc given), `new`,
+/// `with_client`, `Default`, and the [`ApiProvider`](crate::registry::ApiProvider) impl whose
+/// `stream` calls `$run(client, model, context, options, sink)`.
+macro_rules! http_provider {
+    ($(#[$doc:meta])* $name:ident, $api:expr, $run:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $name {
+            client: Result<reqwest::Client, String>,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl $name {
+            /// A provider with its own HTTP client.
+            pub fn new() -> Self {
+                Self {
+                    client: $crate::providers::http::new_client(),
+                }
+            }
+
+            /// A provider using the given client (proxies, custom TLS, …).
+            pub fn with_client(client: reqwest::Client) -> Self {
+                Self { client: Ok(client) }
+            }
+        }
+
+        impl $crate::registry::ApiProvider for $name {
+            fn api(&self) -> &str {
+                $api
+            }
+
+            fn stream(
+                &self,
+                model: $crate::types::model::Model,
+                context: $crate::types::context::Context,
+                options: $crate::options::StreamOptions,
+                sink: $crate::reply::EventSink,
+            ) -> futures::future::BoxFuture<'static, ()> {
+                futures::FutureExt::boxed($run(self.client.clone(), model, context, options, sink))
+            }
+        }
+    };
+}
+
 pub mod anthropic_messages;
 #[cfg(feature = "bedrock")]
 pub mod bedrock_converse_stream;

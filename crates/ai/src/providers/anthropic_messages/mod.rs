@@ -23,19 +23,16 @@ pub mod reader;
 pub mod stream;
 pub mod wire;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use self::reader::BlockDeltaReader;
 use self::stream::{EventProcessor, Flow};
 use self::wire::StreamEvent;
 use super::http::{
-    auth_header, base_url, encode_body, new_client, next_sse, open_error_parts, open_event_source,
-    quote_chunk, request_headers, required_api_key, OpenError, SseStep, ABORTED_TEXT,
+    auth_header, base_url, encode_body, next_sse, open_error_parts, open_event_source, quote_chunk,
+    request_headers, required_api_key, OpenError, SseStep, ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
-use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;
@@ -59,47 +56,12 @@ pub fn messages_url(base: &str) -> String {
     super::http::versioned_url(base, "/messages")
 }
 
-/// The provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone)]
-pub struct AnthropicMessagesProvider {
-    client: Result<reqwest::Client, String>,
-}
-
-impl Default for AnthropicMessagesProvider {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl AnthropicMessagesProvider {
-    /// A provider with its own HTTP client.
-    pub fn new() -> Self {
-        Self {
-            client: new_client(),
-        }
-    }
-
-    /// A provider using the given client (proxies, custom TLS, …).
-    pub fn with_client(client: reqwest::Client) -> Self {
-        Self { client: Ok(client) }
-    }
-}
-
-impl ApiProvider for AnthropicMessagesProvider {
-    fn api(&self) -> &str {
-        API_ANTHROPIC_MESSAGES
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        run(self.client.clone(), model, context, options, sink).boxed()
-    }
-}
+http_provider!(
+    /// The provider. Cloning shares the HTTP connection pool.
+    AnthropicMessagesProvider,
+    API_ANTHROPIC_MESSAGES,
+    run
+);
 
 async fn run(
     client: Result<reqwest::Client, String>,

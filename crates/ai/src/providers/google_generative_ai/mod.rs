@@ -17,19 +17,16 @@ pub mod stream;
 pub mod vertex;
 pub mod wire;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::HeaderName;
 
 use self::convert::GeminiCompat;
 use self::stream::ResponseProcessor;
 use self::wire::GenerateContentResponse;
 use super::http::{
-    encode_body, new_client, next_sse, open_error_parts, open_event_source, quote_chunk,
-    request_headers, required_api_key, OpenError, SseStep, ABORTED_TEXT,
+    encode_body, next_sse, open_error_parts, open_event_source, quote_chunk, request_headers,
+    required_api_key, OpenError, SseStep, ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
-use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;
@@ -41,47 +38,12 @@ pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1
 /// The header that carries the API key.
 pub const API_KEY_HEADER: &str = "x-goog-api-key";
 
-/// The provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone)]
-pub struct GoogleGenerativeAiProvider {
-    client: Result<reqwest::Client, String>,
-}
-
-impl Default for GoogleGenerativeAiProvider {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl GoogleGenerativeAiProvider {
-    /// A provider with its own HTTP client.
-    pub fn new() -> Self {
-        Self {
-            client: new_client(),
-        }
-    }
-
-    /// A provider using the given client (proxies, custom TLS, …).
-    pub fn with_client(client: reqwest::Client) -> Self {
-        Self { client: Ok(client) }
-    }
-}
-
-impl ApiProvider for GoogleGenerativeAiProvider {
-    fn api(&self) -> &str {
-        API_GOOGLE_GENERATIVE_AI
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        run(self.client.clone(), model, context, options, sink).boxed()
-    }
-}
+http_provider!(
+    /// The provider. Cloning shares the HTTP connection pool.
+    GoogleGenerativeAiProvider,
+    API_GOOGLE_GENERATIVE_AI,
+    run
+);
 
 /// The streaming URL for `model` (an empty base URL means [`DEFAULT_BASE_URL`]). A plain id is
 /// looked up under `models/`; an id with a collection (`models/…`, `tunedModels/…`) is used as

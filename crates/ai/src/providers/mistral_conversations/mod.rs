@@ -12,18 +12,14 @@ pub mod convert;
 pub mod stream;
 pub mod wire;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::AUTHORIZATION;
 
 use super::http::{
-    add_session_headers, base_url, encode_body, new_client, open_error_parts, request_headers,
-    required_api_key,
+    add_session_headers, base_url, encode_body, open_error_parts, request_headers, required_api_key,
 };
 use super::openai_completions::compat::OpenAiCompat;
 use super::openai_completions::{stream_chat, PreparedChat};
 use crate::options::StreamOptions;
-use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;
@@ -32,47 +28,12 @@ use crate::types::model::{Model, API_MISTRAL_CONVERSATIONS};
 /// Mistral's endpoint, used when a model has no base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.mistral.ai";
 
-/// The provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone)]
-pub struct MistralConversationsProvider {
-    client: Result<reqwest::Client, String>,
-}
-
-impl Default for MistralConversationsProvider {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl MistralConversationsProvider {
-    /// A provider with its own HTTP client.
-    pub fn new() -> Self {
-        Self {
-            client: new_client(),
-        }
-    }
-
-    /// A provider using the given client.
-    pub fn with_client(client: reqwest::Client) -> Self {
-        Self { client: Ok(client) }
-    }
-}
-
-impl ApiProvider for MistralConversationsProvider {
-    fn api(&self) -> &str {
-        API_MISTRAL_CONVERSATIONS
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        run(self.client.clone(), model, context, options, sink).boxed()
-    }
-}
+http_provider!(
+    /// The provider. Cloning shares the HTTP connection pool.
+    MistralConversationsProvider,
+    API_MISTRAL_CONVERSATIONS,
+    run
+);
 
 /// The chat URL of a base URL.
 ///

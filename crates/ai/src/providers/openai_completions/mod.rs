@@ -16,66 +16,28 @@ pub mod stream;
 pub mod text_tool_calls;
 pub mod wire;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::AUTHORIZATION;
 
 use self::compat::OpenAiCompat;
 use self::reader::ChunkReader;
 use self::stream::ChunkProcessor;
 use super::http::{
-    add_session_headers, auth_header, base_url, encode_body, new_client, next_sse,
-    open_error_parts, open_event_source, quote_chunk, request_headers, required_api_key, OpenError,
-    SseStep, ABORTED_TEXT,
+    add_session_headers, auth_header, base_url, encode_body, next_sse, open_error_parts,
+    open_event_source, quote_chunk, request_headers, required_api_key, OpenError, SseStep,
+    ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
-use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_OPENAI_COMPLETIONS};
 
-/// The Chat Completions provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone)]
-pub struct OpenAiCompletionsProvider {
-    client: Result<reqwest::Client, String>,
-}
-
-impl Default for OpenAiCompletionsProvider {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl OpenAiCompletionsProvider {
-    /// A provider with its own HTTP client.
-    pub fn new() -> Self {
-        Self {
-            client: new_client(),
-        }
-    }
-
-    /// A provider using the given client (proxies, custom TLS, …).
-    pub fn with_client(client: reqwest::Client) -> Self {
-        Self { client: Ok(client) }
-    }
-}
-
-impl ApiProvider for OpenAiCompletionsProvider {
-    fn api(&self) -> &str {
-        API_OPENAI_COMPLETIONS
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        run(self.client.clone(), model, context, options, sink).boxed()
-    }
-}
+http_provider!(
+    /// The Chat Completions provider. Cloning shares the HTTP connection pool.
+    OpenAiCompletionsProvider,
+    API_OPENAI_COMPLETIONS,
+    run
+);
 
 async fn run(
     client: Result<reqwest::Client, String>,

@@ -9,15 +9,7 @@
 //! - the key goes in the `api-key` header, from [`crate::StreamOptions::api_key`] or
 //!   `AZURE_OPENAI_API_KEY`.
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
-
 use super::{run, Endpoint};
-use crate::options::StreamOptions;
-use crate::providers::http::new_client;
-use crate::registry::ApiProvider;
-use crate::reply::EventSink;
-use crate::types::context::Context;
 use crate::types::model::{Model, API_AZURE_OPENAI_RESPONSES};
 
 /// Characters escaped in a query value.
@@ -126,55 +118,12 @@ fn normalize_base_url(base: &str) -> Result<String, String> {
     Ok(url.as_str().trim_end_matches('/').to_string())
 }
 
-/// The Azure OpenAI Responses provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone)]
-pub struct AzureOpenAiResponsesProvider {
-    client: Result<reqwest::Client, String>,
-}
-
-impl Default for AzureOpenAiResponsesProvider {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl AzureOpenAiResponsesProvider {
-    /// A provider with its own HTTP client.
-    pub fn new() -> Self {
-        Self {
-            client: new_client(),
-        }
-    }
-
-    /// A provider using the given client.
-    pub fn with_client(client: reqwest::Client) -> Self {
-        Self { client: Ok(client) }
-    }
-}
-
-impl ApiProvider for AzureOpenAiResponsesProvider {
-    fn api(&self) -> &str {
-        API_AZURE_OPENAI_RESPONSES
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        run(
-            self.client.clone(),
-            Endpoint::Azure,
-            model,
-            context,
-            options,
-            sink,
-        )
-        .boxed()
-    }
-}
+http_provider!(
+    /// The Azure OpenAI Responses provider. Cloning shares the HTTP connection pool.
+    AzureOpenAiResponsesProvider,
+    API_AZURE_OPENAI_RESPONSES,
+    |client, model, context, options, sink| run(client, Endpoint::Azure, model, context, options, sink)
+);
 
 #[cfg(test)]
 mod tests {

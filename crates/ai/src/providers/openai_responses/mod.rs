@@ -22,8 +22,6 @@ pub mod wire;
 
 use std::collections::HashMap;
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use reqwest::header::AUTHORIZATION;
 use serde_json::Value;
 
@@ -31,66 +29,22 @@ use self::convert::ResponsesCompat;
 use self::stream::{EventProcessor, Step, HANDLED_EVENTS};
 use self::wire::StreamEvent;
 use super::http::{
-    add_session_headers, auth_header, base_url, encode_body, new_client, next_sse,
-    open_error_parts, open_event_source, quote_chunk, request_headers, required_api_key, OpenError,
-    SseStep, ABORTED_TEXT,
+    add_session_headers, auth_header, base_url, encode_body, next_sse, open_error_parts,
+    open_event_source, quote_chunk, request_headers, required_api_key, OpenError, SseStep,
+    ABORTED_TEXT,
 };
 use crate::options::StreamOptions;
-use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_OPENAI_RESPONSES};
 
-/// The Responses provider. Cloning shares the HTTP connection pool.
-#[derive(Debug, Clone)]
-pub struct OpenAiResponsesProvider {
-    client: Result<reqwest::Client, String>,
-}
-
-impl Default for OpenAiResponsesProvider {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl OpenAiResponsesProvider {
-    /// A provider with its own HTTP client.
-    pub fn new() -> Self {
-        Self {
-            client: new_client(),
-        }
-    }
-
-    /// A provider using the given client (proxies, custom TLS, …).
-    pub fn with_client(client: reqwest::Client) -> Self {
-        Self { client: Ok(client) }
-    }
-}
-
-impl ApiProvider for OpenAiResponsesProvider {
-    fn api(&self) -> &str {
-        API_OPENAI_RESPONSES
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        run(
-            self.client.clone(),
-            Endpoint::OpenAi,
-            model,
-            context,
-            options,
-            sink,
-        )
-        .boxed()
-    }
-}
+http_provider!(
+    /// The Responses provider. Cloning shares the HTTP connection pool.
+    OpenAiResponsesProvider,
+    API_OPENAI_RESPONSES,
+    |client, model, context, options, sink| run(client, Endpoint::OpenAi, model, context, options, sink)
+);
 
 /// Who serves the Responses API: OpenAI (and compatible servers), or an Azure resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
