@@ -258,6 +258,9 @@ pub struct ReplyBuilder {
     started: bool,
     /// The request's API key, removed from the error text by [`fail`](Self::fail).
     secret: Option<ApiKey>,
+    /// Set when the stream broke the order of blocks (tool-call input while no call was open):
+    /// [`finish`](Self::finish) then fails with this text instead of losing that input.
+    out_of_order: Option<String>,
 }
 
 impl ReplyBuilder {
@@ -269,6 +272,7 @@ impl ReplyBuilder {
             open: None,
             started: false,
             secret: None,
+            out_of_order: None,
         }
     }
 
@@ -488,13 +492,22 @@ impl ReplyBuilder {
         }
     }
 
-    /// Appends raw argument text to the open tool call. Ignored when no tool call is open.
+    /// Appends raw argument text to the open tool call. Input while no tool call is open (a
+    /// call that was never started, or one closed by a text block in between) cannot be placed:
+    /// it is not dropped silently, the reply then ends with an error saying so
+    /// ([`finish`](Self::finish) fails).
     pub async fn tool_call_delta(&mut self, delta: impl Into<Cow<'_, str>>) {
         let delta = delta.into();
         if delta.is_empty() {
             return;
         }
         let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
+            self.out_of_order.get_or_insert_with(|| {
+                format!(
+                    "The stream sent tool-call input while no tool call was open, so it cannot be placed: {}",
+                    crate::providers::http::quote_chunk(&delta)
+                )
+            });
             return;
         };
         raw.push_str(&delta);
@@ -528,10 +541,14 @@ impl ReplyBuilder {
                 _ => return,
             },
             OpenBlock::ToolCall { index, raw } => {
+                let unique = self.unique_call_id(index);
                 let Some(AssistantContent::ToolCall(tc)) = self.message.content.get_mut(index)
                 else {
                     return;
                 };
+                if let Some(id) = unique {
+                    tc.id = id;
+                }
                 match parse_arguments(&raw) {
                     Ok(arguments) => tc.arguments = arguments,
                     Err(error) => tc.arguments_error = Some(error),
@@ -545,9 +562,33 @@ impl ReplyBuilder {
         self.sink.send(event).await;
     }
 
+    /// A new id for the tool call at `index` when an earlier call of this reply has its id
+    /// (servers that number calls per choice send `call_0` twice): the id with `_2`, `_3`, …
+    /// appended, so each call gets exactly one result. `None` when the id is unique.
+    fn unique_call_id(&self, index: usize) -> Option<String> {
+        let Some(AssistantContent::ToolCall(call)) = self.message.content.get(index) else {
+            return None;
+        };
+        let taken = |id: &str| {
+            self.message.content.iter().enumerate().any(|(i, c)| {
+                i != index && matches!(c, AssistantContent::ToolCall(t) if t.id == id)
+            })
+        };
+        if !taken(&call.id) {
+            return None;
+        }
+        (2..)
+            .map(|n| format!("{}_{n}", call.id))
+            .find(|id| !taken(id))
+    }
+
     /// Closes open blocks and sends `done` with `reason` (`stop`, `length` or `toolUse`).
-    /// Returns the final message.
+    /// Returns the final message. If tool-call input arrived while no call was open (see
+    /// [`tool_call_delta`](Self::tool_call_delta)), it sends `error` saying so instead.
     pub async fn finish(mut self, reason: StopReason) -> AssistantMessage {
+        if let Some(text) = self.out_of_order.take() {
+            return self.fail(StopReason::Error, text).await;
+        }
         self.start().await;
         self.close_open().await;
         self.message.stop_reason = reason;

@@ -39,6 +39,10 @@ async fn without_the_feature_a_bedrock_model_names_it() {
 }
 
 #[cfg(feature = "bedrock")]
+#[path = "bedrock/hostile.rs"]
+mod hostile;
+
+#[cfg(feature = "bedrock")]
 mod with_feature {
     use super::*;
 
@@ -54,9 +58,9 @@ mod with_feature {
 
     const KEY_ID: &str = "AKIDOXPITEST";
     const SECRET: &str = "oxpi/test/secret/key/that/is/not/real";
-    const SESSION: &str = "oxpi-session-token";
+    pub(crate) const SESSION: &str = "oxpi-session-token";
 
-    fn frame(message_type: &str, kind: &str, payload: Value) -> Vec<u8> {
+    pub(crate) fn frame(message_type: &str, kind: &str, payload: Value) -> Vec<u8> {
         let kind_header = if message_type == "exception" {
             ":exception-type"
         } else {
@@ -80,11 +84,11 @@ mod with_feature {
         out
     }
 
-    fn event(kind: &str, payload: Value) -> Vec<u8> {
+    pub(crate) fn event(kind: &str, payload: Value) -> Vec<u8> {
         frame("event", kind, payload)
     }
 
-    fn reply(frames: Vec<Vec<u8>>) -> Reply {
+    pub(crate) fn reply(frames: Vec<Vec<u8>>) -> Reply {
         Reply::Respond {
             status: 200,
             headers: vec![(
@@ -150,7 +154,7 @@ mod with_feature {
         registry
     }
 
-    fn options() -> StreamOptions {
+    pub(crate) fn options() -> StreamOptions {
         StreamOptions {
             max_retries: 0,
             timeout: Duration::from_secs(10),
@@ -158,7 +162,7 @@ mod with_feature {
         }
     }
 
-    async fn stream(
+    pub(crate) async fn stream(
         model: &Model,
         context: &oxpi_ai::Context,
         options: StreamOptions,
@@ -171,7 +175,7 @@ mod with_feature {
         last.unwrap()
     }
 
-    const CLAUDE: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+    pub(crate) const CLAUDE: &str = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 
     #[tokio::test]
     async fn a_signed_request_streams_thinking_text_and_a_tool_call() {

@@ -731,79 +731,85 @@ async fn the_key_never_reaches_an_error_message() {
 
 /// Keep-alive comments (`: ping`) count as data for the idle timer, so a server that only pings
 /// keeps a request open; `StreamOptions::deadline` bounds the whole request, retries included.
+///
+/// Margins are wide so a loaded machine cannot fail it: pings every 100 ms against a 2 s idle
+/// timer (a ping would have to be 20 times late), a 3 s deadline against pings for 100 s and a
+/// retry wait of 30 s. The APIs run at once, so the test takes about 10 s.
 #[tokio::test]
 async fn pings_keep_a_stream_alive_and_the_deadline_bounds_it() {
+    futures::future::join_all(APIS.map(pings_and_deadline)).await;
+}
+
+async fn pings_and_deadline(api: Api) {
     let pings = |n: usize| -> Vec<Part> {
         (0..n)
             .flat_map(|_| {
                 [
-                    Part::Sleep(Duration::from_millis(50)),
+                    Part::Sleep(Duration::from_millis(100)),
                     Part::Bytes(b": ping\n\n".to_vec()),
                 ]
             })
             .collect()
     };
-    for api in APIS {
-        let (body, end) = api.render(&hello());
-        let (first, rest) = body.split_at(body.len() - 1);
-        let bytes = |events: &[String]| -> Vec<Part> {
-            events
-                .iter()
-                .map(|e| Part::Bytes(e.clone().into_bytes()))
-                .collect()
-        };
-        let idle = StreamOptions {
-            idle_timeout: Duration::from_millis(200),
-            ..options()
-        };
+    let (body, end) = api.render(&hello());
+    let (first, rest) = body.split_at(body.len() - 1);
+    let bytes = |events: &[String]| -> Vec<Part> {
+        events
+            .iter()
+            .map(|e| Part::Bytes(e.clone().into_bytes()))
+            .collect()
+    };
+    let idle = StreamOptions {
+        idle_timeout: Duration::from_secs(2),
+        ..options()
+    };
 
-        // 1 s of pings, five idle timeouts long, then the rest: the reply completes.
-        let mut parts = bytes(first);
-        parts.extend(pings(20));
-        parts.extend(bytes(rest));
-        parts.extend(bytes(&end));
-        let (message, _, _) = run_with(api, vec![Reply::sse_parts(parts)], idle.clone()).await;
-        assert_eq!(
-            (message.stop_reason, message.text()),
-            (StopReason::Stop, "Hello world".to_string()),
-            "{api:?}: {:?}",
-            message.error_message
-        );
+    // 4 s of pings, two idle timeouts long, then the rest: the reply completes.
+    let mut parts = bytes(first);
+    parts.extend(pings(40));
+    parts.extend(bytes(rest));
+    parts.extend(bytes(&end));
+    let (message, _, _) = run_with(api, vec![Reply::sse_parts(parts)], idle.clone()).await;
+    assert_eq!(
+        (message.stop_reason, message.text()),
+        (StopReason::Stop, "Hello world".to_string()),
+        "{api:?}: {:?}",
+        message.error_message
+    );
 
-        // Pings for ever: the deadline ends it, keeping what arrived.
-        let mut parts = bytes(first);
-        parts.extend(pings(1000));
-        let with_deadline = StreamOptions {
-            deadline: Some(Duration::from_millis(400)),
-            ..idle.clone()
-        };
-        let (message, requests, _) =
-            run_with(api, vec![Reply::sse_parts(parts)], with_deadline.clone()).await;
-        assert_eq!(
-            (message.stop_reason, message.error_message.as_deref()),
-            (
-                StopReason::Error,
-                Some("The request did not complete within 0.4s (deadline)")
-            ),
-            "{api:?}"
-        );
-        // Whatever text the events before the last content event carry in this API.
-        let kept = message.text();
-        assert!(
-            !kept.is_empty() && "Hello world".starts_with(&kept),
-            "{api:?}: {kept:?}"
-        );
-        assert_eq!(requests, 1, "{api:?}");
+    // Pings for ever: the deadline ends it, keeping what arrived.
+    let mut parts = bytes(first);
+    parts.extend(pings(1000));
+    let with_deadline = StreamOptions {
+        deadline: Some(Duration::from_secs(3)),
+        ..idle.clone()
+    };
+    let (message, requests, _) =
+        run_with(api, vec![Reply::sse_parts(parts)], with_deadline.clone()).await;
+    assert_eq!(
+        (message.stop_reason, message.error_message.as_deref()),
+        (
+            StopReason::Error,
+            Some("The request did not complete within 3.0s (deadline)")
+        ),
+        "{api:?}"
+    );
+    // Whatever text the events before the last content event carry in this API.
+    let kept = message.text();
+    assert!(
+        !kept.is_empty() && "Hello world".starts_with(&kept),
+        "{api:?}: {kept:?}"
+    );
+    assert_eq!(requests, 1, "{api:?}");
 
-        // The deadline also covers retries and their waits.
-        let busy = Reply::json_error(503, &api.error_body("busy")).with_header("retry-after", "2");
-        let (message, requests, _) =
-            run_with(api, vec![busy, ok_reply(api, &hello())], with_deadline).await;
-        assert_eq!(
-            message.error_message.as_deref(),
-            Some("The request did not complete within 0.4s (deadline)"),
-            "{api:?}"
-        );
-        assert_eq!(requests, 1, "{api:?}");
-    }
+    // The deadline also covers retries and their waits.
+    let busy = Reply::json_error(503, &api.error_body("busy")).with_header("retry-after", "30");
+    let (message, requests, _) =
+        run_with(api, vec![busy, ok_reply(api, &hello())], with_deadline).await;
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("The request did not complete within 3.0s (deadline)"),
+        "{api:?}"
+    );
+    assert_eq!(requests, 1, "{api:?}");
 }

@@ -83,11 +83,11 @@ pub fn resolve_api_key(provider: &str, options: &StreamOptions) -> Option<ApiKey
         .map(ApiKey::new)
 }
 
-/// A new HTTP client as every built-in provider uses it (30 s connect timeout); the error text
-/// is sent as the stream's error if building one fails.
+/// A new HTTP client as every built-in provider uses it ([`super::client::client_builder`]: a
+/// 30 s connect timeout, redirects followed only within the request's origin); the error text is
+/// sent as the stream's error if building one fails.
 pub fn new_client() -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
+    super::client::client_builder()
         .build()
         .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)))
 }
@@ -328,6 +328,7 @@ async fn try_open(
     if let Some(text) = missing_tls(request.url()) {
         return Err(Attempt::Fatal(text));
     }
+    let requested = request.url().clone();
     let response = tokio::select! {
         biased;
         _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
@@ -354,6 +355,12 @@ async fn try_open(
         }
         Ok(Ok(response)) => response,
     };
+    if response.url().origin() != requested.origin() {
+        return Err(Attempt::Fatal(super::client::cross_origin_text(
+            &requested,
+            response.url(),
+        )));
+    }
     let status = response.status();
     if let Some(hook) = &options.on_response {
         let seen = ProviderResponse {
@@ -366,6 +373,17 @@ async fn try_open(
             _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
             () = call => {}
         }
+    }
+    if status.is_redirection() {
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok());
+        return Err(Attempt::Fatal(super::client::redirect_text(
+            status,
+            response.url(),
+            location,
+        )));
     }
     if !status.is_success() {
         let retry_after = retry_after(response.headers());
@@ -478,21 +496,45 @@ pub fn is_retryable(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
 }
 
-/// `Retry-After` (seconds) or `retry-after-ms`, when present and sane.
+/// The longest wait a server can ask for that is taken as given; a longer one (up to any
+/// absurd value: `1e30`, a date centuries away) counts as this, which is more than any
+/// `max_retry_delay` a caller would set, so the request fails at once saying so.
+pub const MAX_SERVER_DELAY: Duration = Duration::from_secs(86_400);
+
+/// The wait a server asked for: `retry-after-ms` (milliseconds, OpenAI's), else `Retry-After`
+/// in seconds or as an HTTP-date. Values that are negative, not numbers, or not finite are
+/// ignored; every wait is clamped to [`MAX_SERVER_DELAY`]; a date in the past is no wait.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, std::time::SystemTime::now())
+}
+
+fn retry_after_at(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
     let get = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    let seconds = |value: f64| {
+        (value.is_finite() && value >= 0.0)
+            .then(|| Duration::from_secs_f64(value.min(MAX_SERVER_DELAY.as_secs_f64())))
+    };
+    if let Some(wait) = get("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(|ms| seconds(ms / 1000.0))
+    {
+        return Some(wait);
     }
-    let secs = get("retry-after")?.parse::<f64>().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+    let value = get("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return seconds(secs);
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(
+        date.duration_since(now)
+            .unwrap_or(Duration::ZERO)
+            .min(MAX_SERVER_DELAY),
+    )
 }
 
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -865,6 +907,56 @@ pub fn quote_chunk(data: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    /// Absurd server-given delays (these panicked in `Duration::from_secs_f64`) are clamped;
+    /// HTTP-dates count from now; nonsense is ignored.
+    #[test]
+    fn server_delays_are_clamped_and_dates_understood() {
+        let now = httpdate::parse_http_date("Tue, 01 Dec 2026 10:00:00 GMT").unwrap();
+        let day = MAX_SERVER_DELAY;
+        type Headers<'a> = &'a [(&'static str, &'a str)];
+        let cases: [(Headers<'_>, Option<Duration>); 12] = [
+            (&[("retry-after-ms", "1e30")], Some(day)),
+            (
+                &[("retry-after-ms", "1500")],
+                Some(Duration::from_millis(1500)),
+            ),
+            (&[("retry-after", "1e300")], Some(day)),
+            (&[("retry-after", "18446744073709551616")], Some(day)),
+            (&[("retry-after", "3")], Some(Duration::from_secs(3))),
+            (&[("retry-after", "-1")], None),
+            (&[("retry-after", "NaN")], None),
+            (&[("retry-after", "inf")], None),
+            (
+                &[("retry-after", "Tue, 01 Dec 2026 10:00:30 GMT")],
+                Some(Duration::from_secs(30)),
+            ),
+            (
+                &[("retry-after", "Tue, 01 Dec 2026 09:00:00 GMT")],
+                Some(Duration::ZERO),
+            ),
+            (
+                &[("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT")],
+                Some(day),
+            ),
+            // A bad millisecond value falls back to Retry-After.
+            (
+                &[("retry-after-ms", "soon"), ("retry-after", "2")],
+                Some(Duration::from_secs(2)),
+            ),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(retry_after_at(&headers(pairs), now), expected, "{pairs:?}");
+        }
+    }
 
     #[test]
     fn redact_removes_the_key_and_its_cut_off_start() {

@@ -56,6 +56,7 @@ macro_rules! http_provider {
 pub mod anthropic_messages;
 #[cfg(feature = "bedrock")]
 pub mod bedrock_converse_stream;
+pub mod client;
 pub mod envelope;
 pub mod google_generative_ai;
 pub mod http;
@@ -64,3 +65,4 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub mod text;
 pub mod unavailable;
+pub mod url_path;

@@ -6,11 +6,13 @@
 //!
 //! - [`auth`]: region, endpoint, API key or SigV4 credentials (pi's resolution rules).
 //! - [`convert`]: context → request body.
+//! - [`frame`]: the body cut into frames, each prelude checked as it arrives.
 //! - [`wire`]: event payloads.
 //! - [`stream`]: event-stream messages → reply events.
 
 pub mod auth;
 pub mod convert;
+pub mod frame;
 pub mod stream;
 pub mod wire;
 
@@ -18,8 +20,6 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
-use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
-use bytes::{Buf, BytesMut};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
@@ -38,13 +38,6 @@ use crate::types::model::{Model, API_BEDROCK_CONVERSE_STREAM};
 
 /// The content type of ConverseStream's body.
 pub const EVENT_STREAM_CONTENT_TYPE: &str = "application/vnd.amazon.eventstream";
-
-/// Characters escaped in the model id of the path (all but RFC 3986's unreserved ones).
-const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// The provider. Cloning shares the HTTP connection pool and the credentials.
 #[derive(Clone, Debug)]
@@ -174,7 +167,13 @@ async fn run(
             .await
             .unwrap_or_else(|| "us-east-1".into()),
     };
-    let model_id: String = percent_encoding::utf8_percent_encode(&model.id, PATH_SEGMENT).collect();
+    let model_id = match crate::providers::url_path::segment(&model.id, "model id") {
+        Ok(id) => id,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
     let url = format!(
         "{}/model/{model_id}/converse-stream",
         target.base_url(&region)
@@ -294,17 +293,10 @@ async fn run(
     };
     drop(body);
 
-    let mut buffer = BytesMut::new();
-    let mut decoder = MessageFrameDecoder::new();
-    // Bytes of a frame not yet complete (some may sit in the decoder as its prelude): a body
-    // that ends while there are any was cut.
-    let mut pending: usize = 0;
+    let mut frames = frame::FrameReader::new();
     loop {
         match next_bytes(&mut source, &options).await {
-            ByteStep::Bytes(bytes) => {
-                pending += bytes.len();
-                buffer.extend_from_slice(&bytes);
-            }
+            ByteStep::Bytes(bytes) => frames.push(&bytes),
             ByteStep::Ended => break,
             ByteStep::Aborted => {
                 processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
@@ -316,9 +308,9 @@ async fn run(
             }
         }
         loop {
-            let message = match decoder.decode_frame(&mut buffer) {
-                Ok(DecodedFrame::Complete(message)) => message,
-                Ok(DecodedFrame::Incomplete) => break,
+            let message = match frames.next_message() {
+                Ok(Some(message)) => message,
+                Ok(None) => break,
                 Err(e) => {
                     source.close();
                     let text = format!(
@@ -328,7 +320,6 @@ async fn run(
                     return;
                 }
             };
-            pending = buffer.remaining();
             match processor.process(&message).await {
                 Ok(Flow::Continue) => {}
                 Ok(Flow::Complete) => {
@@ -344,7 +335,7 @@ async fn run(
             }
         }
     }
-    if pending > 0 {
+    if frames.has_partial_frame() {
         processor
             .fail(
                 StopReason::Error,

@@ -6,7 +6,9 @@
 use aws_smithy_types::event_stream::{HeaderValue, Message};
 use serde::de::DeserializeOwned;
 
-use super::wire::{ContentBlockDelta, ContentBlockStart, ExceptionPayload, MessageStop, Metadata};
+use super::wire::{
+    ContentBlockDelta, ContentBlockStart, ContentBlockStop, ExceptionPayload, MessageStop, Metadata,
+};
 use crate::reply::ReplyBuilder;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -28,6 +30,16 @@ pub struct EventProcessor {
     model: Model,
     stop_reason: Option<String>,
     usage: Option<Usage>,
+    /// The block the stream is in, by its `contentBlockIndex`; deltas for any other block are
+    /// an error, never dropped or put into the wrong block.
+    open: Option<OpenBlock>,
+}
+
+/// An open block: its wire index, and whether it is a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OpenBlock {
+    index: u64,
+    tool: bool,
 }
 
 /// The string value of a header.
@@ -77,6 +89,7 @@ impl EventProcessor {
             model: model.clone(),
             stop_reason: None,
             usage: None,
+            open: None,
         }
     }
 
@@ -108,25 +121,33 @@ impl EventProcessor {
                 let start: ContentBlockStart = parse("contentBlockStart", payload)?;
                 if let Some(tool) = start.start.and_then(|s| s.tool_use) {
                     self.out.tool_call_start(tool.tool_use_id, tool.name).await;
+                    self.open = Some(OpenBlock {
+                        index: start.content_block_index,
+                        tool: true,
+                    });
                 }
             }
             "contentBlockDelta" => {
                 let delta: ContentBlockDelta = parse("contentBlockDelta", payload)?;
-                let delta = delta.delta;
-                if let Some(text) = delta.text {
-                    self.out.text(text).await;
-                } else if let Some(tool) = delta.tool_use {
-                    self.out.tool_call_delta(tool.input).await;
-                } else if let Some(reasoning) = delta.reasoning_content {
-                    if let Some(text) = reasoning.text {
-                        self.out.thinking(text).await;
+                self.delta(delta).await?;
+            }
+            "contentBlockStop" => {
+                let stop: ContentBlockStop = parse("contentBlockStop", payload)?;
+                match self.open {
+                    Some(open) if open.index == stop.content_block_index => {
+                        self.open = None;
+                        self.out.close_open().await;
                     }
-                    if let Some(signature) = reasoning.signature {
-                        self.out.thinking_signature(signature);
+                    // A block that never had a delta (nothing was opened for it).
+                    None => {}
+                    Some(open) => {
+                        return Err(format!(
+                            "a contentBlockStop arrived for block {} while block {} is open",
+                            stop.content_block_index, open.index
+                        ))
                     }
                 }
             }
-            "contentBlockStop" => self.out.close_open().await,
             "messageStop" => {
                 let stop: MessageStop = parse("messageStop", payload)?;
                 self.stop_reason = Some(stop.stop_reason);
@@ -156,6 +177,53 @@ impl EventProcessor {
             _ => {}
         }
         Ok(Flow::Continue)
+    }
+
+    /// Applies a delta to the block it names: the open one, or a new text or reasoning block
+    /// (those have no start event). Input for a tool call that is not the open block, or text
+    /// for a tool call's block, is an impossible order: an error.
+    async fn delta(&mut self, delta: ContentBlockDelta) -> Result<(), String> {
+        let index = delta.content_block_index;
+        let delta = delta.delta;
+        let is_tool = delta.tool_use.is_some();
+        match self.open {
+            Some(open) if open.index != index => {
+                return Err(format!(
+                    "a contentBlockDelta arrived for block {index} while block {} is open",
+                    open.index
+                ))
+            }
+            Some(open) if open.tool != is_tool => {
+                let (what, block) = if is_tool {
+                    ("tool-use input", "not a tool call")
+                } else {
+                    ("text or reasoning", "a tool call")
+                };
+                return Err(format!(
+                    "{what} arrived for block {index}, which is {block}"
+                ));
+            }
+            Some(_) => {}
+            None if is_tool => {
+                return Err(format!(
+                    "tool-use input arrived for block {index}, which was never started"
+                ))
+            }
+            None => self.open = Some(OpenBlock { index, tool: false }),
+        }
+        if let Some(text) = delta.text {
+            self.out.text(text).await;
+        } else if let Some(tool) = delta.tool_use {
+            self.out.tool_call_delta(tool.input).await;
+        } else if let Some(reasoning) = delta.reasoning_content {
+            if let Some(text) = reasoning.text {
+                self.out.thinking(text).await;
+            }
+            if let Some(signature) = reasoning.signature {
+                self.out.thinking_signature(signature);
+            }
+        }
+        Ok(())
     }
 
     /// Ends the reply (the stream is over): `done` with the mapped stop reason, or `error` when

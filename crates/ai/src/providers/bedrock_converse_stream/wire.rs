@@ -32,6 +32,14 @@ pub struct ToolUseStart {
     pub name: String,
 }
 
+/// `contentBlockStop`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContentBlockStop {
+    /// Index of the block.
+    pub content_block_index: u64,
+}
+
 /// `contentBlockDelta`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

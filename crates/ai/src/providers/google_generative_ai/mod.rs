@@ -47,18 +47,29 @@ http_provider!(
 
 /// The streaming URL for `model` (an empty base URL means [`DEFAULT_BASE_URL`]). A plain id is
 /// looked up under `models/`; an id with a collection (`models/…`, `tunedModels/…`) is used as
-/// it is.
-pub fn stream_url(model: &Model) -> String {
+/// it is. Every path segment of the id is percent-encoded; an id with an empty, `.` or `..`
+/// segment is refused.
+///
+/// ```
+/// use oxpi_ai::providers::google_generative_ai::stream_url;
+/// let model = oxpi_ai::Model::openai_compatible("", "gemini-2.5-flash?alt=json#");
+/// assert_eq!(
+///     stream_url(&model).unwrap(),
+///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash%3Falt%3Djson%23:streamGenerateContent?alt=sse"
+/// );
+/// ```
+pub fn stream_url(model: &Model) -> Result<String, String> {
     let base = match model.base_url.trim_end_matches('/') {
         "" => DEFAULT_BASE_URL,
         base => base,
     };
     let id = model.id.trim_start_matches('/');
-    if id.contains('/') {
-        format!("{base}/{id}:streamGenerateContent?alt=sse")
+    let path = crate::providers::url_path::segments(id, "model id")?;
+    Ok(if id.contains('/') {
+        format!("{base}/{path}:streamGenerateContent?alt=sse")
     } else {
-        format!("{base}/models/{id}:streamGenerateContent?alt=sse")
-    }
+        format!("{base}/models/{path}:streamGenerateContent?alt=sse")
+    })
 }
 
 async fn run(
@@ -99,7 +110,13 @@ async fn run(
         }
     };
     drop(context);
-    let url = stream_url(&model);
+    let url = match stream_url(&model) {
+        Ok(url) => url,
+        Err(e) => {
+            out.fail(StopReason::Error, e).await;
+            return;
+        }
+    };
     let auth = key.as_ref().map(|key| {
         (
             HeaderName::from_static(API_KEY_HEADER),

@@ -146,18 +146,10 @@ fn express_key(options: &StreamOptions) -> Option<ApiKey> {
         .or_else(|| env_value("GOOGLE_CLOUD_API_KEY").and_then(|k| usable(&k)))
 }
 
-/// A path segment, percent-encoded.
-fn segment(text: &str) -> String {
-    percent_encoding::utf8_percent_encode(text, PATH_SEGMENT).collect()
+/// A path segment, percent-encoded ([`crate::providers::url_path::segment`]).
+fn segment(text: &str, what: &str) -> Result<String, String> {
+    crate::providers::url_path::segment(text, what)
 }
-
-/// Characters escaped in a path segment (all but RFC 3986's unreserved ones; `/` too, except in
-/// a model id that names its collection, such as `tunedModels/…`).
-const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// The base URL: the model's, unless empty or the catalogue's `{location}` template; `/v1`
 /// appended unless it names a version.
@@ -186,16 +178,16 @@ fn vertex_base(model: &Model, default_host: &str) -> String {
 /// use oxpi_ai::providers::google_generative_ai::vertex::express_url;
 /// let model = oxpi_ai::Model::openai_compatible("", "gemini-2.5-flash");
 /// assert_eq!(
-///     express_url(&model),
+///     express_url(&model).unwrap(),
 ///     "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 /// );
 /// ```
-pub fn express_url(model: &Model) -> String {
+pub fn express_url(model: &Model) -> Result<String, String> {
     let base = vertex_base(model, "https://aiplatform.googleapis.com");
-    format!(
+    Ok(format!(
         "{base}/publishers/google/models/{}:streamGenerateContent?alt=sse",
-        segment(&model.id)
-    )
+        segment(&model.id, "model id")?
+    ))
 }
 
 /// The URL for a project and location.
@@ -204,23 +196,24 @@ pub fn express_url(model: &Model) -> String {
 /// use oxpi_ai::providers::google_generative_ai::vertex::project_url;
 /// let model = oxpi_ai::Model::openai_compatible("https://{location}-aiplatform.googleapis.com", "gemini-2.5-pro");
 /// assert_eq!(
-///     project_url(&model, "acme", "europe-west4"),
+///     project_url(&model, "acme", "europe-west4").unwrap(),
 ///     "https://europe-west4-aiplatform.googleapis.com/v1/projects/acme/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
 /// );
-/// assert!(project_url(&model, "acme", "global").starts_with("https://aiplatform.googleapis.com/v1/"));
+/// assert!(project_url(&model, "acme", "global").unwrap().starts_with("https://aiplatform.googleapis.com/v1/"));
+/// assert!(project_url(&model, "..", "global").is_err());
 /// ```
-pub fn project_url(model: &Model, project: &str, location: &str) -> String {
-    let (project, location) = (segment(project), segment(location));
+pub fn project_url(model: &Model, project: &str, location: &str) -> Result<String, String> {
+    let (project, location) = (segment(project, "project")?, segment(location, "location")?);
     let host = if location == "global" {
         "https://aiplatform.googleapis.com".to_string()
     } else {
         format!("https://{location}-aiplatform.googleapis.com")
     };
     let base = vertex_base(model, &host);
-    format!(
+    Ok(format!(
         "{base}/projects/{project}/locations/{location}/publishers/google/models/{}:streamGenerateContent?alt=sse",
-        segment(&model.id)
-    )
+        segment(&model.id, "model id")?
+    ))
 }
 
 fn env_first(names: &[&str]) -> Option<String> {
@@ -250,14 +243,20 @@ async fn run(
         }
     };
     let (url, auth, secret) = match express_key(&options) {
-        Some(key) => (
-            express_url(&model),
-            (
-                HeaderName::from_static(API_KEY_HEADER),
-                key.expose().to_string(),
+        Some(key) => match express_url(&model) {
+            Ok(url) => (
+                url,
+                (
+                    HeaderName::from_static(API_KEY_HEADER),
+                    key.expose().to_string(),
+                ),
+                key,
             ),
-            key,
-        ),
+            Err(e) => {
+                out.fail(StopReason::Error, e).await;
+                return;
+            }
+        },
         None => match credentials(&provider, &model, &options).await {
             Ok(found) => found,
             Err((reason, text)) => {
@@ -317,9 +316,10 @@ async fn credentials(
         .ok_or_else(|| {
             fail("Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION or use GoogleVertexProvider::with_location.".into())
         })?;
+    let url = project_url(model, &project, &location).map_err(fail)?;
     let token = token(provider, options).await?;
     Ok((
-        project_url(model, &project, &location),
+        url,
         (AUTHORIZATION, format!("Bearer {}", token.expose())),
         token,
     ))
