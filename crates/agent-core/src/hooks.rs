@@ -27,11 +27,28 @@ pub type TransformContextFn = Arc<
 /// Converts the agent's messages to the messages sent to the model (after `transform_context`).
 pub type ConvertToLlmFn = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
 
-/// Decides, after validation, whether a tool call may run.
+/// Decides, after validation, whether a tool call may run. The hook is raced against the run's
+/// abort: after `abort()` the call is refused at once, whether or not the hook returns (a hook
+/// waiting for a person's approval should still watch [`BeforeToolCall::cancel`]).
 pub type BeforeToolCallFn =
-    Arc<dyn Fn(ToolCall) -> BoxFuture<'static, ToolCallDecision> + Send + Sync>;
+    Arc<dyn Fn(BeforeToolCall) -> BoxFuture<'static, ToolCallDecision> + Send + Sync>;
 
-/// Sees (and may replace) each tool call's result.
+/// What a [`BeforeToolCallFn`] sees (pi's `BeforeToolCallContext`).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BeforeToolCall {
+    /// The assistant message that asked for the call.
+    pub assistant_message: AssistantMessage,
+    /// The call as the model sent it.
+    pub tool_call: ToolCall,
+    /// The arguments after validation (coerced and normalized, as the tool will get them).
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Cancelled when the run is aborted.
+    pub cancel: CancellationToken,
+}
+
+/// Sees (and may replace) each tool call's result. Raced against the run's abort like
+/// [`BeforeToolCallFn`]: after `abort()` the call ends as aborted at once.
 pub type AfterToolCallFn =
     Arc<dyn Fn(AfterToolCall) -> BoxFuture<'static, Option<ToolOutcome>> + Send + Sync>;
 
@@ -48,7 +65,8 @@ pub enum ToolCallDecision {
 }
 
 /// What an [`AfterToolCallFn`] sees.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AfterToolCall {
     /// The call.
     pub tool_call: ToolCall,
@@ -56,6 +74,8 @@ pub struct AfterToolCall {
     pub result: AgentToolResult,
     /// Whether it is an error.
     pub is_error: bool,
+    /// Cancelled when the run is aborted.
+    pub cancel: CancellationToken,
 }
 
 /// A tool call's result and whether it is an error.

@@ -13,8 +13,8 @@ mod tool;
 pub use agent::{Agent, AgentError, AgentOptions, PromptInput, Subscription, DEFAULT_MAX_TURNS};
 pub use event::AgentEvent;
 pub use hooks::{
-    AfterToolCall, AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode,
-    ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolExecution, ToolOutcome,
+    AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
+    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolExecution, ToolOutcome,
     TransformContextFn, TurnSummary,
 };
 pub use tool::{

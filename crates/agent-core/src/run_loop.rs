@@ -24,11 +24,13 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{lock, Inner};
 use crate::event::AgentEvent;
 use crate::hooks::{
-    AfterToolCall, QueueMode, ToolCallDecision, ToolExecution, ToolOutcome, TurnSummary,
+    AfterToolCall, BeforeToolCall, QueueMode, ToolCallDecision, ToolExecution, ToolOutcome,
+    TurnSummary,
 };
 use crate::tool::{AgentToolHandle, AgentToolResult, ToolCallFailure, ToolUpdateFn};
 
 const ABORTED: &str = "Request was aborted";
+const NOT_EXECUTED_ABORTED: &str = "Tool call was not executed: the request was aborted";
 
 /// Takes queued messages as `mode` says: the oldest one, or all.
 fn take_queued(queue: &std::sync::Mutex<VecDeque<Message>>, mode: QueueMode) -> Vec<Message> {
@@ -130,13 +132,16 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
         let wants_more = !calls.is_empty() && !terminate;
         let steering_mode = inner.state().steering_mode;
         let steering = take_queued(&inner.steering, steering_mode);
-        let next = if !steering.is_empty() {
-            steering
+        let (next, taken_from) = if !steering.is_empty() {
+            (steering, Some(&inner.steering))
         } else if wants_more {
-            Vec::new()
+            (Vec::new(), None)
         } else {
             let follow_up_mode = inner.state().follow_up_mode;
-            take_queued(&inner.follow_ups, follow_up_mode)
+            (
+                take_queued(&inner.follow_ups, follow_up_mode),
+                Some(&inner.follow_ups),
+            )
         };
         if next.is_empty() && !wants_more {
             break;
@@ -144,18 +149,19 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
         let stop = if cancel.is_cancelled() {
             Some(ABORTED.to_string())
         } else if turns >= inner.max_turns {
-            Some(format!(
-                "Stopped after reaching the maximum of {} turns; the model still wanted to continue",
-                inner.max_turns
-            ))
+            Some(max_turns_text(inner.max_turns, wants_more, next.len()))
         } else {
             None
         };
         if let Some(stop) = stop {
-            // Messages we drained go back to the front of the queue, so nothing queued is lost.
-            let mut steering = lock(&inner.steering);
-            for m in next.into_iter().rev() {
-                steering.push_front(m);
+            // Messages taken go back to the front of the queue they came from, so nothing
+            // queued is lost or moved (a follow-up stays a follow-up, and clearing its queue
+            // clears it).
+            if let Some(queue) = taken_from {
+                let mut queue = lock(queue);
+                for m in next.into_iter().rev() {
+                    queue.push_front(m);
+                }
             }
             error = Some(stop);
             break;
@@ -172,6 +178,16 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             error_message: error,
         })
         .await;
+}
+
+/// Why a run stopped at `max_turns`: the model still wanted to go on (it called tools), or
+/// only queued messages would have started another turn (they stay queued).
+fn max_turns_text(max_turns: usize, wants_more: bool, queued: usize) -> String {
+    if wants_more {
+        format!("Stopped after reaching the maximum of {max_turns} turns; the model still wanted to continue")
+    } else {
+        format!("Stopped after reaching the maximum of {max_turns} turns; {queued} queued message(s) were not sent and stay queued")
+    }
 }
 
 /// Appends to the history and emits `message_start` / `message_end`.
@@ -196,6 +212,10 @@ async fn guarded<T>(hook: &str, work: impl Future<Output = T>) -> Result<T, Stri
         .catch_unwind()
         .await
         .map_err(|panic| format!("The {hook} hook panicked: {}", panic_text(&*panic)))
+}
+
+fn stream_fn_panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    format!("The stream_fn panicked: {}", panic_text(panic))
 }
 
 /// An assistant message that ends the turn without a request (aborted, or a hook failed).
@@ -290,8 +310,16 @@ async fn request_reply(
             Err(panic) => return Err(ended_without_request(inner, StopReason::Error, panic)),
         }
     }
-    let mut stream = (inner.stream_fn)(&model, &context, options);
+    // A stream_fn that panics ends the turn with an error reply, like any failed request:
+    // turn_end and agent_end still come, in balance. (A panic while the stream is read is the
+    // provider's: the registry turns it into an error event.)
+    let started_stream = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        (inner.stream_fn)(&model, &context, options)
+    }));
     drop(context);
+    let mut stream = started_stream.map_err(|panic| {
+        ended_without_request(inner, StopReason::Error, stream_fn_panic_text(&*panic))
+    })?;
 
     inner.state().streaming_message = PartialMessage::new();
     let mut started = false;
@@ -458,7 +486,7 @@ async fn run_one(
     let outcome = match prepared {
         Prepared::Refused(text) => error_outcome(text),
         Prepared::Run(_, _) if cancel.is_cancelled() => {
-            error_outcome("Tool call was not executed: the request was aborted".to_string())
+            error_outcome(NOT_EXECUTED_ABORTED.to_string())
         }
         Prepared::Run(handle, arguments) => {
             execute_one(inner, &handle, call, arguments, cancel, events.clone()).await
@@ -483,9 +511,7 @@ async fn prepare(
     cancel: &CancellationToken,
 ) -> Prepared {
     match assistant.stop_reason {
-        StopReason::Aborted => {
-            return Prepared::Refused("Tool call was not executed: the request was aborted".into())
-        }
+        StopReason::Aborted => return Prepared::Refused(NOT_EXECUTED_ABORTED.into()),
         StopReason::Error => {
             return Prepared::Refused(
                 "Tool call was not executed: the reply failed before it was complete".into(),
@@ -495,7 +521,7 @@ async fn prepare(
         StopReason::Stop | StopReason::ToolUse => {}
     }
     if cancel.is_cancelled() {
-        return Prepared::Refused("Tool call was not executed: the request was aborted".into());
+        return Prepared::Refused(NOT_EXECUTED_ABORTED.into());
     }
     if let Some(error) = &call.arguments_error {
         return Prepared::Refused(error.clone());
@@ -508,7 +534,18 @@ async fn prepare(
         Err(e) => return Prepared::Refused(e.to_string()),
     };
     if let Some(before) = &inner.before_tool_call {
-        match guarded("before_tool_call", before(call.clone())).await {
+        let seen = BeforeToolCall {
+            assistant_message: assistant.clone(),
+            tool_call: call.clone(),
+            args: arguments.clone(),
+            cancel: cancel.clone(),
+        };
+        let decided = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Prepared::Refused(NOT_EXECUTED_ABORTED.into()),
+            decided = guarded("before_tool_call", before(seen)) => decided,
+        };
+        match decided {
             Ok(ToolCallDecision::Allow) => {}
             Ok(ToolCallDecision::Block { reason }) => return Prepared::Refused(reason),
             Err(panic) => return Prepared::Refused(panic),
@@ -564,8 +601,15 @@ async fn execute_one(
         tool_call: call.clone(),
         result: outcome.result.clone(),
         is_error: outcome.is_error,
+        cancel: cancel.clone(),
     };
-    match guarded("after_tool_call", after(seen)).await {
+    // The hook may be there to redact the result: on abort the unreviewed result is not kept.
+    let reviewed = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return error_outcome("Tool execution was aborted".to_string()),
+        reviewed = guarded("after_tool_call", after(seen)) => reviewed,
+    };
+    match reviewed {
         Ok(Some(replaced)) => replaced,
         Ok(None) => outcome,
         Err(panic) => error_outcome(panic),

@@ -24,9 +24,9 @@ async fn before_tool_call_block_gives_an_error_result_and_skips_the_tool() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut opts = options(&faux).with_tool(handle(read.clone()));
     let seen2 = seen.clone();
-    opts.before_tool_call = Some(Arc::new(move |call| {
-        seen2.lock().unwrap().push(call.id.clone());
-        let blocked = call.arguments.get("path") == Some(&json!("secret.txt"));
+    opts.before_tool_call = Some(Arc::new(move |seen| {
+        seen2.lock().unwrap().push(seen.tool_call.id.clone());
+        let blocked = seen.args.get("path") == Some(&json!("secret.txt"));
         async move {
             if blocked {
                 ToolCallDecision::Block {
