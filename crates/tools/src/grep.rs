@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
-use crate::walk::{walker, Root};
+use crate::listing::{limit, resolve_start, Output, PathGlob};
+use crate::walk::{self, Override, Root, Walk};
 use crate::workspace::Workspace;
 
 /// Default number of matching lines `grep` returns.
@@ -341,7 +341,10 @@ fn grep(
                 Some(rest) => (true, rest),
                 None => (false, g),
             };
-            Some((negated, PathGlob::new(pattern, false)?))
+            Some(Override {
+                negated,
+                glob: PathGlob::new(pattern, false)?,
+            })
         }
         _ => None,
     };
@@ -432,7 +435,7 @@ fn grep(
 struct Files<'a> {
     root: &'a Arc<Root>,
     start: &'a Path,
-    glob: Option<&'a (bool, PathGlob)>,
+    glob: Option<&'a Override>,
 }
 
 /// Files per job handed to a search thread: enough that handing over costs little next to the
@@ -467,10 +470,6 @@ fn search_tree(
     for _ in 0..workers * WINDOW {
         let _ = token_tx.send(());
     }
-    let exclude = files
-        .glob
-        .filter(|(negated, _)| *negated)
-        .map(|(_, glob)| glob.clone());
     std::thread::scope(|scope| {
         scope.spawn(|| {
             let (job_tx, token_rx) = (job_tx, token_rx);
@@ -480,21 +479,14 @@ fn search_tree(
                 // Wait for room in the window; no token left means the search is over.
                 token_rx.recv().is_ok() && job_tx.send((index, batch)).is_ok()
             };
-            for entry in walker(files.root, files.start, exclude).build() {
+            for entry in Walk::new(files.root, files.start, files.glob.cloned()) {
                 if stopped() {
                     return;
                 }
-                let Ok(entry) = entry else { continue };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                if entry.kind != walk::Kind::File {
                     continue;
                 }
-                let rel = relative(files.start, entry.path());
-                if let Some((negated, glob)) = files.glob {
-                    if glob.is_match(&rel) == *negated {
-                        continue;
-                    }
-                }
-                batch.push((entry.into_path(), rel));
+                batch.push((entry.path, entry.rel));
                 if batch.len() == BATCH {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                     if !send(full, index) {

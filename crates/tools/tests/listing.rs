@@ -436,3 +436,17 @@ async fn grep_stops_at_the_byte_limit_whatever_the_limit() {
         "big.txt:1: hit 0\nbig.txt:2: hit 1\nbig.txt:3: hit 2\n\n[64B limit reached]"
     );
 }
+
+/// Directories below the 32 kept open are reopened name by name: a tree 40 deep is walked
+/// whole, in order, also after coming back up from the deepest level.
+#[tokio::test]
+async fn find_walks_trees_deeper_than_the_directories_it_keeps_open() {
+    let deep: String = (0..40).map(|i| format!("d{i}/")).collect();
+    let middle: String = (0..35).map(|i| format!("d{i}/")).collect();
+    let t = Tree::new(&[
+        (&format!("{deep}bottom.txt"), "x"),
+        (&format!("{middle}e/z.txt"), "x"),
+    ]);
+    let got = out(find(&t.ws, json!({"pattern": "*.txt"})).await).await;
+    assert_eq!(got, format!("{deep}bottom.txt\n{middle}e/z.txt"));
+}
