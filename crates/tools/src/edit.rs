@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::atomic::{open_parent, write_atomic};
 use crate::edit_diff::diffs;
 use crate::edit_match::{find_all, line_ending_at, splice, MatchError, Normalized};
+use crate::file_lock::lock_file;
 use crate::fsutil::{cap_kind_name, format_size};
 use crate::workspace::{PathError, Workspace};
 
@@ -62,7 +63,8 @@ pub struct EditDetails {
 /// a CRLF file stays CRLF. The result is written atomically like `write`, keeping the file's
 /// permissions. Errors are pi's (`Could not find the exact text in a.txt. …`, `Found 2
 /// occurrences …`, `edits[0] and edits[1] overlap …`, `No changes made …`). `details` holds a
-/// numbered diff, a unified patch and the first changed line.
+/// numbered diff, a unified patch and the first changed line. Edits and writes of one file run
+/// one at a time in the process, whatever [`Workspace`] they come through, so none is lost.
 ///
 /// pi 0.58's arguments `{path, oldText, newText}` are turned into one edit before validation,
 /// as are `edits` given as one object or as a JSON string.
@@ -171,9 +173,6 @@ fn edit_file(
     };
     let cannot = |e: io::Error| ToolError::new(format!("Cannot edit {shown}: {e}"));
     let not_found = || ToolError::new(format!("File not found: {shown}"));
-    // Edits and writes of one workspace run one at a time: a read-modify-write must not
-    // interleave with another.
-    let _mutation = workspace.lock_mutations();
     let (dir, name) = open_parent(workspace.root(), relative, false).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             not_found()
@@ -181,6 +180,9 @@ fn edit_file(
             cannot(e)
         }
     })?;
+    // Changes of one file run one at a time in the process, whatever `Workspace` they come
+    // through: a read-modify-write must not interleave with another.
+    let _lock = lock_file(&dir, &name).map_err(cannot)?;
     // Opened without blocking (a FIFO swapped in is seen by fstat, never read); what the open
     // handle is decides, not what a path said a moment ago.
     let mut options = cap_std::fs::OpenOptions::new();

@@ -35,6 +35,7 @@ mod cursor;
 mod edit;
 mod edit_diff;
 mod edit_match;
+mod file_lock;
 mod find;
 mod fsutil;
 mod grep;

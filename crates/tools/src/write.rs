@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::atomic::{open_parent, write_atomic};
+use crate::file_lock::lock_file;
 use crate::fsutil::cap_kind_name;
 use crate::workspace::{names_directory, PathError, Workspace};
 
@@ -44,7 +45,9 @@ pub struct WriteDetails {
 /// the write outside the root. A replaced file keeps its
 /// permission bits (not its owner, nor its other hard links, which keep the old content). A
 /// file without any write permission bit is refused, as are directories, FIFOs, sockets and
-/// devices. Returns `Successfully wrote 1234 bytes to notes/a.txt`, with the path as given.
+/// devices. Edits and writes of one file run one at a time in the process, whatever
+/// [`Workspace`] they come through. Returns `Successfully wrote 1234 bytes to notes/a.txt`, with
+/// the path as given.
 #[derive(Debug, Clone)]
 pub struct WriteTool {
     workspace: Workspace,
@@ -116,9 +119,10 @@ fn write_file(
             .to_string(),
         ));
     };
-    let _mutation = workspace.lock_mutations();
     // From here on, everything is relative to directory handles opened beneath the root.
     let (dir, name) = open_parent(workspace.root(), relative, true).map_err(cannot)?;
+    // Changes of one file run one at a time in the process (an `edit` must not interleave).
+    let _lock = lock_file(&dir, &name).map_err(cannot)?;
     let permissions = match dir.symlink_metadata(&name) {
         Ok(meta) if meta.is_file() => {
             if meta.permissions().readonly() {

@@ -11,7 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::{edit, text, Fixture};
 use oxpi_agent_core::AgentToolResult;
-use oxpi_tools::EditDetails;
+use oxpi_tools::{EditDetails, Workspace};
 use serde_json::json;
 
 fn details(result: &AgentToolResult) -> EditDetails {
@@ -308,4 +308,41 @@ async fn concurrent_edits_of_one_file_all_land() {
     }
     let expected: String = (0..20).map(|i| format!("LINE {i}\n")).collect();
     assert_eq!(fs::read_to_string(fx.root.join("f.txt")).unwrap(), expected);
+}
+
+/// Sixty edits of one file at once through two `Workspace` values made separately on the same
+/// root (one through a link to it): each adds its own line, and every one must be in the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn edits_through_two_workspaces_of_one_root_all_land() {
+    let fx = Fixture::new();
+    fs::write(fx.root.join("f.txt"), "end\n").unwrap();
+    let other = Workspace::new(fx.base().join("alias")).unwrap();
+    let tasks: Vec<_> = (0..60)
+        .map(|i| {
+            let ws = if i % 2 == 0 {
+                fx.ws.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                let args = json!({"path": "f.txt", "edits": [
+                    {"oldText": "end\n", "newText": format!("line {i}\nend\n")},
+                ]});
+                edit(&ws, args).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let text = fs::read_to_string(fx.root.join("f.txt")).unwrap();
+    let missing: Vec<usize> = (0..60)
+        .filter(|i| !text.lines().any(|line| line == format!("line {i}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} edits lost: {missing:?}",
+        missing.len()
+    );
+    assert_eq!(text.lines().count(), 61);
 }
