@@ -57,7 +57,8 @@ pub struct EditDetails {
 ///
 /// Each `oldText` is looked up in the original file (not after the other edits), first exactly,
 /// then as pi's fuzzy match (trailing whitespace on each line, typographic quotes, dashes and
-/// spaces ignored); it must occur exactly once, and no two may overlap. `\r\n` in the file
+/// spaces ignored); it must occur exactly once (occurrences that overlap count: `aa` is twice in
+/// `aaa`), and no two may overlap. `\r\n` in the file
 /// matches `\n` in the arguments. The file keeps its byte-order mark and every byte outside the
 /// replaced text; a replacement's line breaks take the line ending of the line it starts in, so
 /// a CRLF file stays CRLF. The result is written atomically like `write`, keeping the file's

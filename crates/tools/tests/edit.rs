@@ -115,6 +115,49 @@ async fn fuzzy_matches_ignore_trailing_space_and_typography() {
     );
 }
 
+/// Occurrences that overlap count, exactly and in the fuzzy view: an edit of `aa` in `aaa` could
+/// mean either place, so it is refused as ambiguous and the file is left alone.
+#[tokio::test]
+async fn overlapping_occurrences_make_an_edit_ambiguous() {
+    let fx = Fixture::new();
+    let cases = [
+        ("aaa", "aa", 2),
+        ("}\n}\n}\n", "}\n}", 2),
+        ("abababa", "aba", 3),
+        // No exact match; in the fuzzy view (typographic quotes folded) `x'x` is at 0 and 2.
+        ("x\u{2019}x\u{2019}x", "x'x", 2),
+    ];
+    for (content, old_text, count) in cases {
+        fs::write(fx.root.join("f.txt"), content).unwrap();
+        let got = edit(
+            &fx.ws,
+            json!({"path": "f.txt", "edits": [{"oldText": old_text, "newText": "X"}]}),
+        )
+        .await;
+        assert_eq!(
+            got.map(|r| text(&r).to_string()),
+            Err(format!(
+                "Found {count} occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
+            )),
+            "{old_text:?} in {content:?}"
+        );
+        assert_eq!(fs::read_to_string(fx.root.join("f.txt")).unwrap(), content);
+    }
+    // Among several edits, the message names the edit.
+    fs::write(fx.root.join("f.txt"), "one\naaa\n").unwrap();
+    let got = edit(
+        &fx.ws,
+        json!({"path": "f.txt", "edits": [
+            {"oldText": "one", "newText": "1"}, {"oldText": "aa", "newText": "b"},
+        ]}),
+    )
+    .await;
+    assert_eq!(
+        got.map(|r| text(&r).to_string()),
+        Err("Found 2 occurrences of edits[1] in f.txt. Each oldText must be unique. Please provide more context to make it unique.".to_string())
+    );
+}
+
 #[tokio::test]
 async fn errors_are_pis() {
     let fx = Fixture::new();
