@@ -58,14 +58,14 @@ pub struct EditDetails {
 /// Each `oldText` is looked up in the original file (not after the other edits), first exactly,
 /// then as pi's fuzzy match (trailing whitespace on each line, typographic quotes, dashes and
 /// spaces ignored); it must occur exactly once (occurrences that overlap count: `aa` is twice in
-/// `aaa`), and no two may overlap. `\r\n` in the file
-/// matches `\n` in the arguments. The file keeps its byte-order mark and every byte outside the
-/// replaced text; a replacement's line breaks take the line ending of the line it starts in, so
-/// a CRLF file stays CRLF. The result is written atomically like `write`, keeping the file's
-/// permissions. Errors are pi's (`Could not find the exact text in a.txt. …`, `Found 2
-/// occurrences …`, `edits[0] and edits[1] overlap …`, `No changes made …`). `details` holds a
-/// numbered diff, a unified patch and the first changed line. Edits and writes of one file run
-/// one at a time in the process, whatever [`Workspace`] they come through, so none is lost.
+/// `aaa`), and no two may overlap. `\r\n` in the file matches `\n` in the arguments. The file
+/// keeps its byte-order mark and every byte outside the replaced text; a replacement's line
+/// breaks take the line ending of the line it starts in, so a CRLF file stays CRLF. The result
+/// is written atomically like `write`, keeping the file's permissions, owner and group. Errors
+/// are pi's (`Could not find the exact text in a.txt. …`, `Found 2 occurrences …`, `edits[0]
+/// and edits[1] overlap …`, `No changes made …`). `details` holds a numbered diff, a unified
+/// patch and the first changed line. Edits and writes of one file run one at a time in the
+/// process, whatever [`Workspace`] they come through, so none is lost.
 ///
 /// pi 0.58's arguments `{path, oldText, newText}` are turned into one edit before validation,
 /// as are `edits` given as one object or as a JSON string.
@@ -262,13 +262,7 @@ fn edit_file(
         return Err(ToolError::new("Operation aborted"));
     }
     let content = format!("{bom}{new_original}");
-    write_atomic(
-        &dir,
-        &name,
-        &mut content.as_bytes(),
-        Some(meta.permissions()),
-    )
-    .map_err(cannot)?;
+    write_atomic(&dir, &name, &mut content.as_bytes(), Some(&meta)).map_err(cannot)?;
     let diffs = diffs(shown, &norm.text, &new_norm);
     let details = EditDetails {
         path: workspace.display_relative(&resolved),
