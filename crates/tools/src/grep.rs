@@ -77,11 +77,13 @@ pub struct GrepDetails {
 /// The `grep` tool, bound to a [`Workspace`].
 ///
 /// Searches the regular files under the search directory (default: the root; or one file) on
-/// several threads, and reports them in name order, and prints each matching line as `path:12: text` and each context line as
-/// `path-13- text`, the path relative to the search directory (the file's name when one file is
-/// searched). The pattern is a regular expression (Rust's `regex` syntax, as ripgrep's) unless
-/// `literal`; case matters unless `ignoreCase`. `glob` keeps only the files it matches (pi's rules,
-/// see `find`; `!` in front excludes them). Files are walked as `find` walks: dotfiles included,
+/// several threads, reports them in name order, and prints each matching line as
+/// `path:12: text` and each context line as `path-13- text`, the path relative to the search
+/// directory (the file's name when one file is searched). The pattern is a regular expression
+/// (Rust's `regex` syntax, as ripgrep's) unless `literal`; case matters unless `ignoreCase`.
+/// `glob` keeps only the files it matches (pi's rules, see `find`; `!` in front excludes them),
+/// and, as ripgrep's `--glob` which pi passes, overrides the ignore rules: an ignored file or
+/// directory it matches is searched. Files are walked as `find` walks: dotfiles included,
 /// `.gitignore` respected, `.git` skipped, links never followed. Binary files (a NUL byte) are
 /// skipped; FIFOs, sockets and devices are never opened. Lines longer than 500 characters are
 /// cut (`... [truncated]`). At most `limit` matching lines (100) and 50 KB, with pi's notices

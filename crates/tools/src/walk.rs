@@ -169,8 +169,9 @@ pub(crate) struct Entry {
     pub(crate) kind: Kind,
 }
 
-/// `grep`'s `glob`: a file it does not match is left out; with `!`, a file or directory it
-/// matches is pruned. The ignore rules apply as well.
+/// `grep`'s `glob`, which overrides the ignore rules as ripgrep's `--glob` does: a file or
+/// directory it matches is walked whatever `.gitignore` says (`!glob`: pruned); a file it does
+/// not match is left out, a directory it does not match is walked if the ignore rules let it.
 #[derive(Debug, Clone)]
 pub(crate) struct Override {
     pub(crate) negated: bool,
@@ -203,7 +204,7 @@ struct Level {
 ///
 /// Entries come depth-first, each directory's in byte order of their names (the search
 /// directory itself is not an entry); dotfiles are included, `.git` and ignored paths are
-/// pruned (and see [`Override`] for `grep`'s `glob`). At most [`MAX_OPEN_DIRS`] directories are
+/// pruned (see [`Override`] for `grep`'s `glob`). At most [`MAX_OPEN_DIRS`] directories are
 /// open at once, and one directory's names are held while it is walked.
 #[derive(Debug)]
 pub(crate) struct Walk {
@@ -245,9 +246,11 @@ impl Walk {
             return false;
         }
         if let Some(glob) = &self.glob {
-            let matched = glob.glob.is_match(rel);
-            if (glob.negated && matched) || (!glob.negated && !matched && kind != Kind::Dir) {
-                return false;
+            match (glob.negated, glob.glob.is_match(rel)) {
+                (true, true) => return false,
+                (false, true) => return true,
+                (false, false) if kind != Kind::Dir => return false,
+                _ => {}
             }
         }
         !self.ignores.is_ignored(path, kind == Kind::Dir)
