@@ -1,5 +1,5 @@
-//! The `find` tool: files and directories whose path matches a glob, in-process with ripgrep's
-//! walker (`ignore`) and `globset`, confined to the workspace.
+//! The `find` tool: files and directories whose path matches a glob, in-process (oxpi's walk
+//! beneath directory handles, ripgrep's ignore rules and `globset`), confined to the workspace.
 
 use std::sync::Arc;
 
