@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, File, OpenOptions, Permissions};
+use cap_std::fs::{Dir, File, Metadata, OpenOptions, Permissions};
 
 /// Opens the directory that holds `relative` (a path inside the root, relative to it, as
 /// resolved by the workspace), creating missing directories when `create` is set. Returns the
@@ -89,24 +89,28 @@ fn create_temp(dir: &Dir, private: bool) -> io::Result<(File, OsString)> {
 }
 
 /// Writes `content` to `name` in `dir` atomically: a temporary file in the same directory,
-/// flushed to disk, given `permissions` (else it keeps the default mode), then renamed over
+/// flushed to disk, given the owner, group and permissions of the file it replaces (`existing`,
+/// its metadata; else it keeps the process's owner and the default mode), then renamed over
 /// `name` (`renameat` within the one directory handle). On any error the temporary file is
 /// removed and `name` is untouched. Returns the number of bytes written.
 pub(crate) fn write_atomic(
     dir: &Dir,
     name: &OsStr,
     content: &mut dyn Read,
-    permissions: Option<Permissions>,
+    existing: Option<&Metadata>,
 ) -> io::Result<u64> {
-    // An existing file's content stays private while written; its mode is set before rename.
-    let (mut file, temp) = create_temp(dir, permissions.is_some())?;
+    // An existing file's content stays private while written; its owner and mode are set
+    // before the rename.
+    let (mut file, temp) = create_temp(dir, existing.is_some())?;
     let mut guard = TempGuard {
         dir,
         name: Some(temp.clone()),
     };
     let written = io::copy(content, &mut file)?;
     file.flush()?;
-    if let Some(permissions) = permissions {
+    if let Some(existing) = existing {
+        // The owner first: changing it clears the set-user-ID and set-group-ID bits.
+        let permissions = keep_owner(&file, existing, existing.permissions())?;
         file.set_permissions(permissions)?;
     }
     file.sync_all()?;
@@ -118,6 +122,55 @@ pub(crate) fn write_atomic(
         let _ = handle.into_std_file().sync_all();
     }
     Ok(written)
+}
+
+/// Gives `file` the owner and group of `existing` (`fchown`), as far as the process may:
+/// root may give it to anyone, another user only to a group it is in, and that refusal
+/// (`EPERM`) is not an error: the file then stays the process's (the user's own file, or the
+/// group it could not give). Returns `permissions` without the set-user-ID (set-group-ID) bit
+/// when the owner (group) could not be kept, as the kernel clears them on a change of owner.
+#[cfg(unix)]
+fn keep_owner(
+    file: &File,
+    existing: &Metadata,
+    permissions: Permissions,
+) -> io::Result<Permissions> {
+    use cap_std::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::fs::fchown;
+    let refused = |e: &io::Error| e.raw_os_error() == Some(libc::EPERM);
+    let (uid, gid) = (existing.uid(), existing.gid());
+    let now = file.metadata()?;
+    if (now.uid(), now.gid()) != (uid, gid) {
+        match fchown(file, Some(uid), Some(gid)) {
+            Ok(()) => {}
+            // Not allowed to give the file away: the group, at least, if the process may.
+            Err(e) if refused(&e) && now.gid() != gid => match fchown(file, None, Some(gid)) {
+                Err(e) if !refused(&e) => return Err(e),
+                _ => {}
+            },
+            Err(e) if refused(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let now = file.metadata()?;
+    let mut mode = permissions.mode();
+    if now.uid() != uid {
+        mode &= !0o4000;
+    }
+    if now.gid() != gid {
+        mode &= !0o2000;
+    }
+    Ok(Permissions::from_mode(mode))
+}
+
+/// Without owners to keep, the permissions as they are.
+#[cfg(not(unix))]
+fn keep_owner(
+    _file: &File,
+    _existing: &Metadata,
+    permissions: Permissions,
+) -> io::Result<Permissions> {
+    Ok(permissions)
 }
 
 #[cfg(test)]
@@ -160,12 +213,12 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         fs::write(root.path().join("a.txt"), "old content").unwrap();
         let dir = open(root.path());
-        let perms = dir.metadata("a.txt").unwrap().permissions();
+        let meta = dir.metadata("a.txt").unwrap();
         let err = write_atomic(
             &dir,
             OsStr::new("a.txt"),
             &mut FailingReader { good: 100_000 },
-            Some(perms),
+            Some(&meta),
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "simulated failure");

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::atomic::{open_parent, write_atomic};
 use crate::edit_diff::diffs;
 use crate::edit_match::{find_all, line_ending_at, splice, MatchError, Normalized};
+use crate::file_lock::lock_file;
 use crate::fsutil::{cap_kind_name, format_size};
 use crate::workspace::{PathError, Workspace};
 
@@ -56,13 +57,15 @@ pub struct EditDetails {
 ///
 /// Each `oldText` is looked up in the original file (not after the other edits), first exactly,
 /// then as pi's fuzzy match (trailing whitespace on each line, typographic quotes, dashes and
-/// spaces ignored); it must occur exactly once, and no two may overlap. `\r\n` in the file
-/// matches `\n` in the arguments. The file keeps its byte-order mark and every byte outside the
-/// replaced text; a replacement's line breaks take the line ending of the line it starts in, so
-/// a CRLF file stays CRLF. The result is written atomically like `write`, keeping the file's
-/// permissions. Errors are pi's (`Could not find the exact text in a.txt. …`, `Found 2
-/// occurrences …`, `edits[0] and edits[1] overlap …`, `No changes made …`). `details` holds a
-/// numbered diff, a unified patch and the first changed line.
+/// spaces ignored); it must occur exactly once (occurrences that overlap count: `aa` is twice in
+/// `aaa`), and no two may overlap. `\r\n` in the file matches `\n` in the arguments. The file
+/// keeps its byte-order mark and every byte outside the replaced text; a replacement's line
+/// breaks take the line ending of the line it starts in, so a CRLF file stays CRLF. The result
+/// is written atomically like `write`, keeping the file's permissions, owner and group. Errors
+/// are pi's (`Could not find the exact text in a.txt. …`, `Found 2 occurrences …`, `edits[0]
+/// and edits[1] overlap …`, `No changes made …`). `details` holds a numbered diff, a unified
+/// patch and the first changed line. Edits and writes of one file run one at a time in the
+/// process, whatever [`Workspace`] they come through, so none is lost.
 ///
 /// pi 0.58's arguments `{path, oldText, newText}` are turned into one edit before validation,
 /// as are `edits` given as one object or as a JSON string.
@@ -171,9 +174,6 @@ fn edit_file(
     };
     let cannot = |e: io::Error| ToolError::new(format!("Cannot edit {shown}: {e}"));
     let not_found = || ToolError::new(format!("File not found: {shown}"));
-    // Edits and writes of one workspace run one at a time: a read-modify-write must not
-    // interleave with another.
-    let _mutation = workspace.lock_mutations();
     let (dir, name) = open_parent(workspace.root(), relative, false).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             not_found()
@@ -181,6 +181,9 @@ fn edit_file(
             cannot(e)
         }
     })?;
+    // Changes of one file run one at a time in the process, whatever `Workspace` they come
+    // through: a read-modify-write must not interleave with another.
+    let _lock = lock_file(&dir, &name).map_err(cannot)?;
     // Opened without blocking (a FIFO swapped in is seen by fstat, never read); what the open
     // handle is decides, not what a path said a moment ago.
     let mut options = cap_std::fs::OpenOptions::new();
@@ -259,13 +262,7 @@ fn edit_file(
         return Err(ToolError::new("Operation aborted"));
     }
     let content = format!("{bom}{new_original}");
-    write_atomic(
-        &dir,
-        &name,
-        &mut content.as_bytes(),
-        Some(meta.permissions()),
-    )
-    .map_err(cannot)?;
+    write_atomic(&dir, &name, &mut content.as_bytes(), Some(&meta)).map_err(cannot)?;
     let diffs = diffs(shown, &norm.text, &new_norm);
     let details = EditDetails {
         path: workspace.display_relative(&resolved),

@@ -171,8 +171,9 @@ impl MatchError {
     }
 }
 
-/// Finds every `(oldText, newText)` in `norm`: exactly first, else folded; each must occur once,
-/// and no two may overlap. Sorted by position.
+/// Finds every `(oldText, newText)` in `norm`: exactly first, else folded; each must occur once
+/// (occurrences that overlap each other count, see [`occurrences`]), and no two may overlap.
+/// Sorted by position.
 pub(crate) fn find_all(
     norm: &Normalized,
     edits: &[(String, String)],
@@ -185,16 +186,11 @@ pub(crate) fn find_all(
         if old.is_empty() {
             return Err(MatchError::Empty { edit, single });
         }
-        let exact: Vec<usize> = norm
-            .text
-            .match_indices(&old)
-            .map(|(at, _)| at)
-            .take(2)
-            .collect();
+        let exact: Vec<usize> = occurrences(&norm.text, &old).take(2).collect();
         let range = match exact.as_slice() {
             [at] => (*at, at + old.len()),
             [_, _, ..] => {
-                let count = norm.text.match_indices(&old).count();
+                let count = count_occurrences(&norm.text, &old);
                 return Err(MatchError::Several {
                     edit,
                     single,
@@ -207,19 +203,15 @@ pub(crate) fn find_all(
                 if needle.is_empty() {
                     return Err(MatchError::NotFound { edit, single });
                 }
-                let hits: Vec<usize> = haystack
-                    .text
-                    .match_indices(&needle)
-                    .map(|(at, _)| at)
-                    .collect();
+                let hits: Vec<usize> = occurrences(&haystack.text, &needle).take(2).collect();
                 match hits.as_slice() {
                     [] => return Err(MatchError::NotFound { edit, single }),
                     [at] => haystack.unfold(&norm.text, *at, at + needle.len()),
-                    several => {
+                    _ => {
                         return Err(MatchError::Several {
                             edit,
                             single,
-                            count: several.len(),
+                            count: count_occurrences(&haystack.text, &needle),
                         })
                     }
                 }
@@ -244,6 +236,56 @@ pub(crate) fn find_all(
         }
     }
     Ok(found)
+}
+
+/// Where `needle` (not empty) occurs in `haystack`, overlapping occurrences included: the
+/// search goes on from the character after each match's start, not from its end, so `aa` is
+/// twice in `aaa` (`str::match_indices` would count it once). Take only the first few: each
+/// step is a search of the rest; [`count_occurrences`] counts them all in linear time.
+fn occurrences<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let step = needle.chars().next().map_or(1, char::len_utf8);
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let at = from + haystack.get(from..)?.find(needle)?;
+        from = at + step;
+        Some(at)
+    })
+}
+
+/// How many times `needle` (not empty) occurs in `haystack`, overlapping occurrences included,
+/// in time linear in both (Knuth–Morris–Pratt over the bytes: in UTF-8 a match of a whole
+/// character sequence can only start at a character boundary).
+fn count_occurrences(haystack: &str, needle: &str) -> usize {
+    let (text, pattern) = (haystack.as_bytes(), needle.as_bytes());
+    if pattern.is_empty() || pattern.len() > text.len() {
+        return 0;
+    }
+    // border[i]: length of the longest proper prefix of pattern[..=i] that is also its suffix.
+    let mut border = vec![0usize; pattern.len()];
+    let mut k = 0;
+    for i in 1..pattern.len() {
+        while k > 0 && pattern[i] != pattern[k] {
+            k = border[k - 1];
+        }
+        if pattern[i] == pattern[k] {
+            k += 1;
+        }
+        border[i] = k;
+    }
+    let (mut count, mut k) = (0, 0);
+    for &byte in text {
+        while k > 0 && byte != pattern[k] {
+            k = border[k - 1];
+        }
+        if byte == pattern[k] {
+            k += 1;
+        }
+        if k == pattern.len() {
+            count += 1;
+            k = border[k - 1];
+        }
+    }
+    count
 }
 
 /// `text` with the `found` ranges (`pick` chooses which range) replaced by `replace(found)`.
@@ -351,6 +393,42 @@ mod tests {
         assert_eq!(
             &"let s = “a”;  \r\nnext\r\n"[start..end],
             "let s = “a”;  \r\nnext"
+        );
+    }
+
+    #[test]
+    fn overlapping_occurrences_all_count() {
+        let all = |haystack: &str, needle: &str| occurrences(haystack, needle).collect::<Vec<_>>();
+        assert_eq!(all("aaa", "aa"), [0, 1]);
+        assert_eq!(all("}\n}\n}\n", "}\n}"), [0, 2]);
+        assert_eq!(all("ééé", "éé"), [0, 2]);
+        assert_eq!(all("abc", "abc"), [0]);
+        assert_eq!(all("abc", "x"), Vec::<usize>::new());
+        for (haystack, needle) in [
+            ("aaa", "aa"),
+            ("abababa", "aba"),
+            ("aabaabaaab", "aab"),
+            ("ééé", "éé"),
+            ("abc", "abcd"),
+            ("xyz", "q"),
+        ] {
+            assert_eq!(
+                count_occurrences(haystack, needle),
+                all(haystack, needle).len(),
+                "{needle:?} in {haystack:?}"
+            );
+        }
+        // Linear: a periodic needle in a long run (quadratic by repeated searches).
+        let run = "a".repeat(1 << 20);
+        assert_eq!(count_occurrences(&run, &run[..1 << 19]), (1 << 19) + 1);
+        let norm = Normalized::new("aaa");
+        assert_eq!(
+            find_all(&norm, &edits(&[("aa", "b")])),
+            Err(MatchError::Several {
+                edit: 0,
+                single: true,
+                count: 2
+            })
         );
     }
 

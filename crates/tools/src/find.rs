@@ -1,5 +1,5 @@
-//! The `find` tool: files and directories whose path matches a glob, in-process with ripgrep's
-//! walker (`ignore`) and `globset`, confined to the workspace.
+//! The `find` tool: files and directories whose path matches a glob, in-process (oxpi's walk
+//! beneath directory handles, ripgrep's ignore rules and `globset`), confined to the workspace.
 
 use std::sync::Arc;
 
@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
-use crate::walk::{walker, Root};
+use crate::listing::{limit, resolve_start, Output, PathGlob};
+use crate::walk::{Kind, Root, Walk};
 use crate::workspace::Workspace;
 
 /// Default number of results `find` returns.
@@ -56,7 +56,9 @@ pub struct FindDetails {
 /// inside the workspace are respected (also those of the directories above the search
 /// directory, up to the root; a search directory that is itself ignored is still searched), and
 /// `.git` is skipped. Symbolic links are listed, never followed; ignore files are read only when
-/// they are regular files inside the root.
+/// they are regular files inside the root. Every directory is opened beneath a handle on its
+/// parent without following a link, so a directory that another process swaps for a link to
+/// somewhere outside while `find` runs is skipped: no name from outside is ever listed.
 /// At most `limit` results (1,000) and 50 KB, with pi's notices
 /// (`[1000 results limit reached. Use limit=2000 for more, or refine pattern]`); no match gives
 /// `No files found matching pattern`. The walk stops at the first result past the limit.
@@ -116,18 +118,12 @@ fn find(
     let mut aborted = false;
     // One thread: the entries come in name order, and the walk stops at the limit.
     let root = Arc::new(Root::open(workspace)?);
-    let walk = walker(&root, &start.path, None).build();
-    for entry in walk {
+    for entry in Walk::new(&root, &start.path, None) {
         if cancel.is_cancelled() {
             aborted = true;
             break;
         }
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let rel = relative(&start.path, entry.path());
-        if !glob.is_match(&rel) {
+        if !glob.is_match(&entry.rel) {
             continue;
         }
         if results == limit {
@@ -135,8 +131,10 @@ fn find(
             break;
         }
         results += 1;
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        let line = if is_dir { format!("{rel}/") } else { rel };
+        let line = match entry.kind {
+            Kind::Dir => format!("{}/", entry.rel),
+            _ => entry.rel,
+        };
         output.push(&line);
     }
     if aborted {

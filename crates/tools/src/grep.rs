@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::listing::{limit, relative, resolve_start, Output, PathGlob};
-use crate::walk::{walker, Root};
+use crate::listing::{limit, resolve_start, Output, PathGlob};
+use crate::walk::{self, Override, Root, Walk};
 use crate::workspace::Workspace;
 
 /// Default number of matching lines `grep` returns.
@@ -77,11 +77,13 @@ pub struct GrepDetails {
 /// The `grep` tool, bound to a [`Workspace`].
 ///
 /// Searches the regular files under the search directory (default: the root; or one file) on
-/// several threads, and reports them in name order, and prints each matching line as `path:12: text` and each context line as
-/// `path-13- text`, the path relative to the search directory (the file's name when one file is
-/// searched). The pattern is a regular expression (Rust's `regex` syntax, as ripgrep's) unless
-/// `literal`; case matters unless `ignoreCase`. `glob` keeps only the files it matches (pi's rules,
-/// see `find`; `!` in front excludes them). Files are walked as `find` walks: dotfiles included,
+/// several threads, reports them in name order, and prints each matching line as
+/// `path:12: text` and each context line as `path-13- text`, the path relative to the search
+/// directory (the file's name when one file is searched). The pattern is a regular expression
+/// (Rust's `regex` syntax, as ripgrep's) unless `literal`; case matters unless `ignoreCase`.
+/// `glob` keeps only the files it matches (pi's rules, see `find`; `!` in front excludes them),
+/// and, as ripgrep's `--glob` which pi passes, overrides the ignore rules: an ignored file or
+/// directory it matches is searched. Files are walked as `find` walks: dotfiles included,
 /// `.gitignore` respected, `.git` skipped, links never followed. Binary files (a NUL byte) are
 /// skipped; FIFOs, sockets and devices are never opened. Lines longer than 500 characters are
 /// cut (`... [truncated]`). At most `limit` matching lines (100) and 50 KB, with pi's notices
@@ -341,7 +343,10 @@ fn grep(
                 Some(rest) => (true, rest),
                 None => (false, g),
             };
-            Some((negated, PathGlob::new(pattern, false)?))
+            Some(Override {
+                negated,
+                glob: PathGlob::new(pattern, false)?,
+            })
         }
         _ => None,
     };
@@ -432,7 +437,7 @@ fn grep(
 struct Files<'a> {
     root: &'a Arc<Root>,
     start: &'a Path,
-    glob: Option<&'a (bool, PathGlob)>,
+    glob: Option<&'a Override>,
 }
 
 /// Files per job handed to a search thread: enough that handing over costs little next to the
@@ -467,10 +472,6 @@ fn search_tree(
     for _ in 0..workers * WINDOW {
         let _ = token_tx.send(());
     }
-    let exclude = files
-        .glob
-        .filter(|(negated, _)| *negated)
-        .map(|(_, glob)| glob.clone());
     std::thread::scope(|scope| {
         scope.spawn(|| {
             let (job_tx, token_rx) = (job_tx, token_rx);
@@ -480,21 +481,14 @@ fn search_tree(
                 // Wait for room in the window; no token left means the search is over.
                 token_rx.recv().is_ok() && job_tx.send((index, batch)).is_ok()
             };
-            for entry in walker(files.root, files.start, exclude).build() {
+            for entry in Walk::new(files.root, files.start, files.glob.cloned()) {
                 if stopped() {
                     return;
                 }
-                let Ok(entry) = entry else { continue };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                if entry.kind != walk::Kind::File {
                     continue;
                 }
-                let rel = relative(files.start, entry.path());
-                if let Some((negated, glob)) = files.glob {
-                    if glob.is_match(&rel) == *negated {
-                        continue;
-                    }
-                }
-                batch.push((entry.into_path(), rel));
+                batch.push((entry.path, entry.rel));
                 if batch.len() == BATCH {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                     if !send(full, index) {

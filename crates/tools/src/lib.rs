@@ -13,7 +13,7 @@
 //! - [`ReadTool`] returns at most 2,000 lines or 50 KB of text (configurable with [`Limits`]),
 //!   streaming the file, and says how to continue; images come back as image blocks.
 //! - [`WriteTool`] writes atomically (temporary file, flush to disk, rename) and keeps an
-//!   existing file's permissions.
+//!   existing file's permissions, owner and group (as far as the process may give them).
 //!
 //! Blocking file-system work runs on Tokio's blocking thread pool.
 //!
@@ -35,6 +35,7 @@ mod cursor;
 mod edit;
 mod edit_diff;
 mod edit_match;
+mod file_lock;
 mod find;
 mod fsutil;
 mod grep;

@@ -2,7 +2,7 @@
 //! only, then pi's bracketed notices), glob matching with pi's rules, and resolving the directory
 //! or file they start from.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use oxpi_agent_core::ToolError;
 
@@ -145,19 +145,6 @@ pub(crate) fn resolve_start(workspace: &Workspace, path: Option<&str>) -> Result
         }
         Err(e) => Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
     }
-}
-
-/// `path` relative to `base`, `/`-separated (lossy for names that are not UTF-8).
-pub(crate) fn relative(base: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(base).unwrap_or(path);
-    let mut out = String::new();
-    for (i, part) in rel.components().enumerate() {
-        if i > 0 {
-            out.push('/');
-        }
-        out.push_str(&part.as_os_str().to_string_lossy());
-    }
-    out
 }
 
 /// The `limit` argument: at least 1, `default` when absent.

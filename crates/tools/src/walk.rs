@@ -1,11 +1,13 @@
-//! How `find` and `grep` walk a directory: ripgrep's walker (`ignore`) in name order, dotfiles
-//! included, `.git` skipped, links never followed, and the `.gitignore` / `.ignore` files of the
-//! workspace applied, read by oxpi itself rather than by the walker: each is opened beneath the
-//! root's handle, non-blocking, must be a regular file (a FIFO, a device or a link out is never
-//! read) and is read up to 1 MiB. The files of the directories between the root and the search
-//! directory count too, as they would for `rg` or `fd`; nothing above the root is read.
+//! How `find` and `grep` walk a directory: beneath handles, never by path ([`Walk`]), in name
+//! order, dotfiles included, `.git` skipped, links never followed, and the `.gitignore` /
+//! `.ignore` files of the workspace applied (with ripgrep's `ignore` crate's rules), read by oxpi
+//! itself: each is opened beneath the root's handle, non-blocking, must be a regular file (a
+//! FIFO, a device or a link out is never read) and is read up to 1 MiB. The files of the
+//! directories between the root and the search directory count too, as they would for `rg` or
+//! `fd`; nothing above the root is read.
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -13,10 +15,9 @@ use std::sync::{Arc, Mutex};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, OpenOptions};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::WalkBuilder;
 use oxpi_agent_core::ToolError;
 
-use crate::listing::{relative, PathGlob};
+use crate::listing::PathGlob;
 use crate::workspace::Workspace;
 
 /// Largest ignore file read (the rest is not).
@@ -48,6 +49,18 @@ impl Root {
             dir,
             options,
         })
+    }
+
+    /// Opens the directory `path` (absolute, inside the root) beneath the root's handle.
+    fn open_dir(&self, path: &Path) -> std::io::Result<Dir> {
+        let relative = path
+            .strip_prefix(&self.path)
+            .map_err(|_| std::io::Error::other("outside the workspace"))?;
+        if relative.as_os_str().is_empty() {
+            self.dir.try_clone()
+        } else {
+            self.dir.open_dir(relative)
+        }
     }
 
     /// Opens `path` (absolute, inside the root) for reading if it is a regular file.
@@ -138,42 +151,219 @@ impl Ignores {
     }
 }
 
-/// A walker of `start` (inside the root): entries in name order, dotfiles included, ignored
-/// paths and `.git` pruned, links not followed. `exclude` prunes the directories it matches
-/// (relative to `start`), as `rg --glob '!vendor'` does.
-pub(crate) fn walker(root: &Arc<Root>, start: &Path, exclude: Option<PathGlob>) -> WalkBuilder {
-    let ignores = Ignores {
-        root: root.clone(),
-        chains: Mutex::default(),
-    };
-    let start_path = start.to_path_buf();
-    let mut builder = WalkBuilder::new(start);
-    builder
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(false)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |entry| {
-            if entry.depth() == 0 {
-                return true;
+/// What an entry of a walk is, as its directory listed it (a link is `Other`: never followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dir,
+    File,
+    Other,
+}
+
+/// An entry of a walk.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// Where it is: the root's path joined with the names walked.
+    pub(crate) path: PathBuf,
+    /// The names from the search directory, `/`-separated (lossy for names that are not UTF-8).
+    pub(crate) rel: String,
+    pub(crate) kind: Kind,
+}
+
+/// `grep`'s `glob`, which overrides the ignore rules as ripgrep's `--glob` does: a file or
+/// directory it matches is walked whatever `.gitignore` says (`!glob`: pruned); a file it does
+/// not match is left out, a directory it does not match is walked if the ignore rules let it.
+#[derive(Debug, Clone)]
+pub(crate) struct Override {
+    pub(crate) negated: bool,
+    pub(crate) glob: PathGlob,
+}
+
+/// Directories deeper than this below the search directory are not kept open while their
+/// entries are walked; one is reopened, name by name, from the deepest open one when needed.
+const MAX_OPEN_DIRS: usize = 32;
+
+/// A directory being walked.
+#[derive(Debug)]
+struct Level {
+    /// Its handle, for the first [`MAX_OPEN_DIRS`] levels.
+    dir: Option<Dir>,
+    /// Its name in its parent (empty for the search directory).
+    name: OsString,
+    path: PathBuf,
+    /// Relative to the search directory (empty for the search directory itself).
+    rel: String,
+    /// Its entries not walked yet, in name order.
+    children: std::vec::IntoIter<(OsString, Kind)>,
+}
+
+/// A walk of a directory inside the root, beneath handles: the search directory is opened
+/// beneath the root's handle, and every directory below it by its one name relative to its
+/// parent's handle, never following a link (`openat(O_NOFOLLOW | O_DIRECTORY)` on Unix). A
+/// directory swapped for a link is then skipped, never listed: no name from outside the root
+/// can come out, whatever another process renames meanwhile.
+///
+/// Entries come depth-first, each directory's in byte order of their names (the search
+/// directory itself is not an entry); dotfiles are included, `.git` and ignored paths are
+/// pruned (see [`Override`] for `grep`'s `glob`). At most [`MAX_OPEN_DIRS`] directories are
+/// open at once, and one directory's names are held while it is walked.
+#[derive(Debug)]
+pub(crate) struct Walk {
+    ignores: Ignores,
+    glob: Option<Override>,
+    levels: Vec<Level>,
+    /// A directory just returned, to be read before the next entry.
+    pending: Option<(OsString, PathBuf, String)>,
+}
+
+impl Walk {
+    /// A walk of `start` (a directory inside the root); empty if it cannot be opened.
+    pub(crate) fn new(root: &Arc<Root>, start: &Path, glob: Option<Override>) -> Self {
+        let levels = root
+            .open_dir(start)
+            .map(|dir| Level {
+                children: read_entries(&dir),
+                dir: Some(dir),
+                name: OsString::new(),
+                path: start.to_path_buf(),
+                rel: String::new(),
+            })
+            .into_iter()
+            .collect();
+        Self {
+            ignores: Ignores {
+                root: root.clone(),
+                chains: Mutex::default(),
+            },
+            glob,
+            levels,
+            pending: None,
+        }
+    }
+
+    /// Whether an entry is walked: `.git` never, then the glob override, then the ignore rules.
+    fn keep(&self, name: &OsStr, path: &Path, rel: &str, kind: Kind) -> bool {
+        if name == ".git" {
+            return false;
+        }
+        if let Some(glob) = &self.glob {
+            match (glob.negated, glob.glob.is_match(rel)) {
+                (true, true) => return false,
+                (false, true) => return true,
+                (false, false) if kind != Kind::Dir => return false,
+                _ => {}
             }
-            if entry.file_name() == ".git" {
-                return false;
+        }
+        !self.ignores.is_ignored(path, kind == Kind::Dir)
+    }
+
+    /// Opens the directory `name` of the innermost level, from the deepest open level down,
+    /// one name at a time, and starts walking it; it is skipped if it is no longer a directory.
+    fn descend(&mut self, name: OsString, path: PathBuf, rel: String) {
+        let Some(held) = self.levels.iter().rposition(|level| level.dir.is_some()) else {
+            return;
+        };
+        let names = self.levels[held + 1..]
+            .iter()
+            .map(|level| level.name.as_os_str())
+            .chain(std::iter::once(name.as_os_str()));
+        let mut dir: Option<Dir> = None;
+        for step in names {
+            let parent = match &dir {
+                Some(dir) => dir,
+                None => match &self.levels[held].dir {
+                    Some(dir) => dir,
+                    None => return,
+                },
+            };
+            match open_dir_nofollow(parent, step) {
+                Ok(next) => dir = Some(next),
+                Err(_) => return,
             }
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir {
-                if let Some(exclude) = &exclude {
-                    if exclude.is_match(&relative(&start_path, entry.path())) {
-                        return false;
-                    }
-                }
-            }
-            !ignores.is_ignored(entry.path(), is_dir)
+        }
+        let Some(dir) = dir else { return };
+        let children = read_entries(&dir);
+        let keep_open = self.levels.len() < MAX_OPEN_DIRS;
+        self.levels.push(Level {
+            dir: keep_open.then_some(dir),
+            name,
+            path,
+            rel,
+            children,
         });
-    builder
+    }
+}
+
+impl Iterator for Walk {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        if let Some((name, path, rel)) = self.pending.take() {
+            self.descend(name, path, rel);
+        }
+        loop {
+            let level = self.levels.last_mut()?;
+            let Some((name, kind)) = level.children.next() else {
+                self.levels.pop();
+                continue;
+            };
+            let path = level.path.join(&name);
+            let rel = if level.rel.is_empty() {
+                name.to_string_lossy().into_owned()
+            } else {
+                format!("{}/{}", level.rel, name.to_string_lossy())
+            };
+            if !self.keep(&name, &path, &rel, kind) {
+                continue;
+            }
+            if kind == Kind::Dir {
+                self.pending = Some((name, path.clone(), rel.clone()));
+            }
+            return Some(Entry { path, rel, kind });
+        }
+    }
+}
+
+/// The entries of `dir` with their kinds (as the directory lists them, else from `lstat`),
+/// sorted by name; unreadable entries are left out.
+fn read_entries(dir: &Dir) -> std::vec::IntoIter<(OsString, Kind)> {
+    let mut children: Vec<(OsString, Kind)> = match dir.entries() {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let file_type = match entry.file_type() {
+                    Ok(t) if t.is_dir() || t.is_file() || t.is_symlink() => t,
+                    // The directory did not say (`DT_UNKNOWN`) or it is special: ask.
+                    _ => entry.metadata().ok()?.file_type(),
+                };
+                let kind = if file_type.is_dir() {
+                    Kind::Dir
+                } else if file_type.is_file() {
+                    Kind::File
+                } else {
+                    Kind::Other
+                };
+                Some((entry.file_name(), kind))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    children.into_iter()
+}
+
+/// Opens the directory `name` (one component) of `parent` without following a link: a link,
+/// or anything else that is not a directory, is refused.
+#[cfg(unix)]
+fn open_dir_nofollow(parent: &Dir, name: &OsStr) -> std::io::Result<Dir> {
+    use rustix::fs::{openat, Mode, OFlags};
+    let flags =
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let fd = openat(parent, name, flags, Mode::empty())?;
+    Ok(Dir::from_std_file(std::fs::File::from(fd)))
+}
+
+/// Opens the directory `name` of `parent`, beneath it (`cap-std`).
+#[cfg(not(unix))]
+fn open_dir_nofollow(parent: &Dir, name: &OsStr) -> std::io::Result<Dir> {
+    parent.open_dir(name)
 }

@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use oxpi_agent_core::{AgentToolResult, ToolError};
 use tokio_util::sync::CancellationToken;
@@ -165,9 +165,6 @@ pub enum PathError {
 pub struct Workspace {
     root: Arc<Path>,
     limits: Limits,
-    /// Held by each tool call that changes files (`write`, `edit`), so a read-modify-write is
-    /// never interleaved with another change; shared by the clones.
-    mutations: Arc<Mutex<()>>,
 }
 
 /// One step of a path being resolved (an owned [`Component`]).
@@ -204,7 +201,6 @@ impl Workspace {
         Ok(Self {
             root: Arc::from(root),
             limits: Limits::default(),
-            mutations: Arc::default(),
         })
     }
 
@@ -357,13 +353,6 @@ impl Workspace {
         tokio::task::spawn_blocking(move || f(&workspace, &args, &cancel))
             .await
             .map_err(|e| ToolError::new(format!("{failed}: {e}")))?
-    }
-
-    /// Waits for, then holds, the workspace's lock on changes until the guard is dropped.
-    pub(crate) fn lock_mutations(&self) -> MutexGuard<'_, ()> {
-        self.mutations
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// `resolved` relative to the root, with `.` for the root itself (for details and logs).

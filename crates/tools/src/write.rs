@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::atomic::{open_parent, write_atomic};
+use crate::file_lock::lock_file;
 use crate::fsutil::cap_kind_name;
 use crate::workspace::{names_directory, PathError, Workspace};
 
@@ -41,10 +42,14 @@ pub struct WriteDetails {
 /// target, so a crash or an error never leaves a half-written file. Directories are created and
 /// opened beneath a handle on the root and the file is written relative to its directory's
 /// handle, so another process that swaps a directory for a symbolic link meanwhile cannot steer
-/// the write outside the root. A replaced file keeps its
-/// permission bits (not its owner, nor its other hard links, which keep the old content). A
+/// the write outside the root. A replaced file keeps its permission bits, and its owner and
+/// group as far as the process may give them (`fchown`: root always; another user only to a
+/// group it is in; a file it may not give away becomes its own, without a set-user-ID or
+/// set-group-ID bit that no longer applies). Its other hard links keep the old content. A
 /// file without any write permission bit is refused, as are directories, FIFOs, sockets and
-/// devices. Returns `Successfully wrote 1234 bytes to notes/a.txt`, with the path as given.
+/// devices. Edits and writes of one file run one at a time in the process, whatever
+/// [`Workspace`] they come through. Returns `Successfully wrote 1234 bytes to notes/a.txt`, with
+/// the path as given.
 #[derive(Debug, Clone)]
 pub struct WriteTool {
     workspace: Workspace,
@@ -116,17 +121,18 @@ fn write_file(
             .to_string(),
         ));
     };
-    let _mutation = workspace.lock_mutations();
     // From here on, everything is relative to directory handles opened beneath the root.
     let (dir, name) = open_parent(workspace.root(), relative, true).map_err(cannot)?;
-    let permissions = match dir.symlink_metadata(&name) {
+    // Changes of one file run one at a time in the process (an `edit` must not interleave).
+    let _lock = lock_file(&dir, &name).map_err(cannot)?;
+    let existing = match dir.symlink_metadata(&name) {
         Ok(meta) if meta.is_file() => {
             if meta.permissions().readonly() {
                 return Err(ToolError::new(format!(
                     "Cannot write {shown}: the file is read-only"
                 )));
             }
-            Some(meta.permissions())
+            Some(meta)
         }
         Ok(meta) => {
             return Err(ToolError::new(format!(
@@ -140,9 +146,9 @@ fn write_file(
     if cancel.is_cancelled() {
         return Err(ToolError::new("Operation aborted"));
     }
-    let created = permissions.is_none();
-    let bytes =
-        write_atomic(&dir, &name, &mut args.content.as_bytes(), permissions).map_err(cannot)?;
+    let created = existing.is_none();
+    let bytes = write_atomic(&dir, &name, &mut args.content.as_bytes(), existing.as_ref())
+        .map_err(cannot)?;
     let details = WriteDetails {
         path: workspace.display_relative(&resolved),
         bytes,

@@ -11,7 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use common::{edit, text, Fixture};
 use oxpi_agent_core::AgentToolResult;
-use oxpi_tools::EditDetails;
+use oxpi_tools::{EditDetails, Workspace};
 use serde_json::json;
 
 fn details(result: &AgentToolResult) -> EditDetails {
@@ -112,6 +112,49 @@ async fn fuzzy_matches_ignore_trailing_space_and_typography() {
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
         "say(\"bye\");\nx - y z\nuntouched “quote”  \n"
+    );
+}
+
+/// Occurrences that overlap count, exactly and in the fuzzy view: an edit of `aa` in `aaa` could
+/// mean either place, so it is refused as ambiguous and the file is left alone.
+#[tokio::test]
+async fn overlapping_occurrences_make_an_edit_ambiguous() {
+    let fx = Fixture::new();
+    let cases = [
+        ("aaa", "aa", 2),
+        ("}\n}\n}\n", "}\n}", 2),
+        ("abababa", "aba", 3),
+        // No exact match; in the fuzzy view (typographic quotes folded) `x'x` is at 0 and 2.
+        ("x\u{2019}x\u{2019}x", "x'x", 2),
+    ];
+    for (content, old_text, count) in cases {
+        fs::write(fx.root.join("f.txt"), content).unwrap();
+        let got = edit(
+            &fx.ws,
+            json!({"path": "f.txt", "edits": [{"oldText": old_text, "newText": "X"}]}),
+        )
+        .await;
+        assert_eq!(
+            got.map(|r| text(&r).to_string()),
+            Err(format!(
+                "Found {count} occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
+            )),
+            "{old_text:?} in {content:?}"
+        );
+        assert_eq!(fs::read_to_string(fx.root.join("f.txt")).unwrap(), content);
+    }
+    // Among several edits, the message names the edit.
+    fs::write(fx.root.join("f.txt"), "one\naaa\n").unwrap();
+    let got = edit(
+        &fx.ws,
+        json!({"path": "f.txt", "edits": [
+            {"oldText": "one", "newText": "1"}, {"oldText": "aa", "newText": "b"},
+        ]}),
+    )
+    .await;
+    assert_eq!(
+        got.map(|r| text(&r).to_string()),
+        Err("Found 2 occurrences of edits[1] in f.txt. Each oldText must be unique. Please provide more context to make it unique.".to_string())
     );
 }
 
@@ -308,4 +351,41 @@ async fn concurrent_edits_of_one_file_all_land() {
     }
     let expected: String = (0..20).map(|i| format!("LINE {i}\n")).collect();
     assert_eq!(fs::read_to_string(fx.root.join("f.txt")).unwrap(), expected);
+}
+
+/// Sixty edits of one file at once through two `Workspace` values made separately on the same
+/// root (one through a link to it): each adds its own line, and every one must be in the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn edits_through_two_workspaces_of_one_root_all_land() {
+    let fx = Fixture::new();
+    fs::write(fx.root.join("f.txt"), "end\n").unwrap();
+    let other = Workspace::new(fx.base().join("alias")).unwrap();
+    let tasks: Vec<_> = (0..60)
+        .map(|i| {
+            let ws = if i % 2 == 0 {
+                fx.ws.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                let args = json!({"path": "f.txt", "edits": [
+                    {"oldText": "end\n", "newText": format!("line {i}\nend\n")},
+                ]});
+                edit(&ws, args).await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let text = fs::read_to_string(fx.root.join("f.txt")).unwrap();
+    let missing: Vec<usize> = (0..60)
+        .filter(|i| !text.lines().any(|line| line == format!("line {i}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} edits lost: {missing:?}",
+        missing.len()
+    );
+    assert_eq!(text.lines().count(), 61);
 }

@@ -436,3 +436,52 @@ async fn grep_stops_at_the_byte_limit_whatever_the_limit() {
         "big.txt:1: hit 0\nbig.txt:2: hit 1\nbig.txt:3: hit 2\n\n[64B limit reached]"
     );
 }
+
+/// Directories below the 32 kept open are reopened name by name: a tree 40 deep is walked
+/// whole, in order, also after coming back up from the deepest level.
+#[tokio::test]
+async fn find_walks_trees_deeper_than_the_directories_it_keeps_open() {
+    let deep: String = (0..40).map(|i| format!("d{i}/")).collect();
+    let middle: String = (0..35).map(|i| format!("d{i}/")).collect();
+    let t = Tree::new(&[
+        (&format!("{deep}bottom.txt"), "x"),
+        (&format!("{middle}e/z.txt"), "x"),
+    ]);
+    let got = out(find(&t.ws, json!({"pattern": "*.txt"})).await).await;
+    assert_eq!(got, format!("{deep}bottom.txt\n{middle}e/z.txt"));
+}
+
+/// `grep`'s `glob` overrides the ignore rules as ripgrep's `--glob` (which pi passes) does: an
+/// ignored file or directory the glob matches is searched; `!glob` only ever leaves out.
+#[tokio::test]
+async fn a_glob_overrides_the_ignore_rules_as_ripgreps_does() {
+    let t = Tree::new(&[
+        (".gitignore", "*.log\nbuild/\n"),
+        ("debug.log", "foo\n"),
+        ("build/out.txt", "foo\n"),
+        ("build/x.log", "foo\n"),
+        ("src/a.rs", "foo\n"),
+    ]);
+    let grep_with = |glob: Option<&str>| {
+        let args = match glob {
+            Some(glob) => json!({"pattern": "foo", "glob": glob}),
+            None => json!({"pattern": "foo"}),
+        };
+        let ws = t.ws.clone();
+        async move { out(grep(&ws, args).await).await }
+    };
+    assert_eq!(grep_with(None).await, "src/a.rs:1: foo");
+    // The ignored file it names is searched; the ignored directory it does not name is not.
+    assert_eq!(grep_with(Some("*.log")).await, "debug.log:1: foo");
+    // It names the directory too: searched, and the files in it it names.
+    assert_eq!(
+        grep_with(Some("*")).await,
+        "build/out.txt:1: foo\nbuild/x.log:1: foo\ndebug.log:1: foo\nsrc/a.rs:1: foo"
+    );
+    assert_eq!(grep_with(Some("!*.rs")).await, "No matches found");
+    // find's pattern is a filter, as fd's: ignored files stay out.
+    assert_eq!(
+        out(find(&t.ws, json!({"pattern": "*.log"})).await).await,
+        "No files found matching pattern"
+    );
+}

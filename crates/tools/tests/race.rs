@@ -1,6 +1,7 @@
 //! A local attacker swaps a directory inside the root with a symbolic link to a directory outside
 //! (`renameat2(RENAME_EXCHANGE)`, atomic) in a loop while the agent writes under it. Whatever the
-//! timing, nothing may appear outside the root and no temporary file may be left anywhere.
+//! timing, nothing may appear outside the root and no temporary file may be left anywhere; and
+//! `find` and `grep` walking under it never list a name from outside.
 
 #![cfg(target_os = "linux")]
 // A test crate: helpers outside #[test] functions may unwrap too (clippy.toml allows it in tests).
@@ -13,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxpi_tools::{write_tool, Workspace};
+use oxpi_tools::{find_tool, grep_tool, write_tool, Workspace};
 use rustix::fs::{renameat_with, RenameFlags, CWD};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -130,4 +131,79 @@ async fn swapping_a_directory_for_a_link_never_leads_a_write_outside() {
         .filter(|p| p.to_string_lossy().contains(".oxpi-write-"))
         .collect();
     assert_none("temporary files were left", &temporaries);
+}
+
+/// Swaps `a` and `b` (`renameat2(RENAME_EXCHANGE)`) until `stop`; returns the number of swaps.
+fn swap_until(stop: Arc<AtomicBool>, a: PathBuf, b: PathBuf) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut swaps = 0;
+        while !stop.load(Ordering::Relaxed) {
+            renameat_with(CWD, &a, CWD, &b, RenameFlags::EXCHANGE).unwrap();
+            swaps += 1;
+        }
+        swaps
+    })
+}
+
+/// The text of a tool call's result, or its error.
+async fn run(tool: &oxpi_agent_core::AgentToolHandle, args: serde_json::Value) -> String {
+    let serde_json::Value::Object(args) = args else {
+        unreachable!()
+    };
+    match tool
+        .execute("call", args, CancellationToken::new(), Arc::new(|_| {}))
+        .await
+    {
+        Ok(result) => match result.content.as_slice() {
+            [oxpi_ai::UserContent::Text(t)] => t.text.clone(),
+            other => panic!("expected one text block, got {other:?}"),
+        },
+        Err(e) => format!("ERROR {e}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn swapping_a_directory_for_a_link_never_lets_find_or_grep_list_outside() {
+    let base = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(base.path()).unwrap();
+    let root = base.join("root");
+    let outside = base.join("outside");
+    for i in 0..20 {
+        let inside = root.join(format!("d/sub{}/inside-{i}.txt", i % 4));
+        fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        fs::write(&inside, "needle inside\n").unwrap();
+        let out = outside.join(format!("sub{}/OUTSIDE-{i}.txt", i % 4));
+        fs::create_dir_all(out.parent().unwrap()).unwrap();
+        fs::write(&out, "needle OUTSIDE\n").unwrap();
+    }
+    symlink(&outside, root.join("swap")).unwrap();
+    let ws = Workspace::new(&root).unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = swap_until(stop.clone(), root.join("d"), root.join("swap"));
+    let (find, grep) = (find_tool(ws.clone()).unwrap(), grep_tool(ws).unwrap());
+    let deadline = Instant::now() + SWAP_FOR;
+    let (mut calls, mut listed_inside, mut leaks) = (0usize, 0usize, Vec::new());
+    while Instant::now() < deadline {
+        calls += 1;
+        for text in [
+            run(&find, json!({ "pattern": "*.txt" })).await,
+            run(&grep, json!({ "pattern": "needle" })).await,
+        ] {
+            listed_inside += usize::from(text.contains("inside-"));
+            leaks.extend(
+                text.lines()
+                    .filter(|line| line.contains("OUTSIDE"))
+                    .map(PathBuf::from),
+            );
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    eprintln!("{swaps} swaps, {calls} rounds of find and grep, {listed_inside} listed inside");
+    assert!(
+        listed_inside > 0,
+        "no walk saw the directory during the race"
+    );
+    assert_none("names from outside were listed", &leaks);
 }

@@ -9,7 +9,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::{read, text, write, Fixture};
+use common::{edit, read, text, write, Fixture};
 use oxpi_agent_core::AgentToolResult;
 use oxpi_tools::WriteDetails;
 use serde_json::json;
@@ -174,4 +174,123 @@ async fn unknown_arguments_fail_validation() {
         );
     }
     assert!(!fx.root.join("a.txt").exists());
+}
+
+/// The (uid, gid, mode) of `path`.
+fn owner_and_mode(path: &std::path::Path) -> (u32, u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(path).unwrap();
+    (meta.uid(), meta.gid(), meta.mode() & 0o7777)
+}
+
+/// A file of another user, replaced by `edit` and by `write` as root, keeps its owner, group and
+/// mode (set-user-ID bit included). Needs root to give the file away; the machine runs as root.
+#[tokio::test]
+async fn replacing_keeps_the_owner_group_and_mode() {
+    let fx = Fixture::new();
+    let probe = fx.root.join("probe");
+    fs::write(&probe, "").unwrap();
+    if owner_and_mode(&probe).0 != 0 {
+        eprintln!("skipped: only root can give a file to another user");
+        return;
+    }
+    for mode in [0o640, 0o4750] {
+        let path = fx.root.join("theirs.txt");
+        fs::write(&path, "one\n").unwrap();
+        std::os::unix::fs::chown(&path, Some(4321), Some(4321)).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        edit(
+            &fx.ws,
+            json!({"path": "theirs.txt", "edits": [{"oldText": "one", "newText": "two"}]}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "two\n");
+        assert_eq!(owner_and_mode(&path), (4321, 4321, mode), "after edit");
+        write(&fx.ws, json!({"path": "theirs.txt", "content": "three\n"}))
+            .await
+            .unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "three\n");
+        assert_eq!(owner_and_mode(&path), (4321, 4321, mode), "after write");
+    }
+    // A new file is the process's.
+    write(&fx.ws, json!({"path": "mine.txt", "content": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(owner_and_mode(&fx.root.join("mine.txt")).0, 0);
+}
+
+/// Where the child of `a_user_who_may_not_give_a_file_away_keeps_it` works.
+const CHILD_ROOT: &str = "OXPI_TOOLS_TEST_CHILD_ROOT";
+
+/// As a user who may not give a file away (uid and gid 4321, no other group: a child process
+/// started by root), `edit` and `write` replace root's set-user-ID files: the refusal of `fchown`
+/// is not an error, the files become the user's, without the set-user-ID bit.
+#[tokio::test]
+async fn a_user_who_may_not_give_a_file_away_keeps_it() {
+    use std::os::unix::process::CommandExt;
+    let base = tempfile::tempdir().unwrap();
+    if owner_and_mode(base.path()).0 != 0 {
+        eprintln!("skipped: only root can start a process as another user");
+        return;
+    }
+    fs::set_permissions(base.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let root = fs::canonicalize(base.path()).unwrap().join("root");
+    fs::create_dir(&root).unwrap();
+    std::os::unix::fs::chown(&root, Some(4321), Some(4321)).unwrap();
+    for name in ["edited.txt", "written.txt"] {
+        fs::write(root.join(name), "one\n").unwrap();
+        fs::set_permissions(root.join(name), fs::Permissions::from_mode(0o4644)).unwrap();
+    }
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_replaces_files_as_another_user",
+            "--ignored",
+        ])
+        .env(CHILD_ROOT, &root)
+        .uid(4321)
+        .gid(4321)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("edited.txt")).unwrap(),
+        "two\n"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("written.txt")).unwrap(),
+        "three\n"
+    );
+    for name in ["edited.txt", "written.txt"] {
+        assert_eq!(
+            owner_and_mode(&root.join(name)),
+            (4321, 4321, 0o644),
+            "{name}"
+        );
+    }
+}
+
+/// Run by `a_user_who_may_not_give_a_file_away_keeps_it` as another user; does nothing alone.
+#[tokio::test]
+#[ignore = "run as another user by a_user_who_may_not_give_a_file_away_keeps_it"]
+async fn child_replaces_files_as_another_user() {
+    let Some(root) = std::env::var_os(CHILD_ROOT) else {
+        return;
+    };
+    let ws = oxpi_tools::Workspace::new(root).unwrap();
+    edit(
+        &ws,
+        json!({"path": "edited.txt", "edits": [{"oldText": "one", "newText": "two"}]}),
+    )
+    .await
+    .unwrap();
+    write(&ws, json!({"path": "written.txt", "content": "three\n"}))
+        .await
+        .unwrap();
 }
