@@ -31,7 +31,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::options::StreamOptions;
-use crate::providers::http::ABORTED_TEXT;
+use crate::providers::transport::open::ABORTED_TEXT;
 use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;

@@ -23,6 +23,7 @@
 //! # }
 //! ```
 
+pub(crate) mod diagnostics;
 pub mod event;
 pub mod faux;
 pub mod models;
@@ -33,6 +34,7 @@ pub mod providers;
 pub mod registry;
 pub mod reply;
 pub mod schema;
+pub mod secret;
 pub mod sse;
 pub mod stream;
 pub mod tool;

@@ -67,7 +67,7 @@ impl ProviderRegistry {
         use crate::providers::openai_responses::azure::AzureOpenAiResponsesProvider;
         use crate::providers::openai_responses::OpenAiResponsesProvider;
         let mut registry = Self::new();
-        match crate::providers::http::new_client() {
+        match crate::providers::client::new_client() {
             Ok(client) => {
                 registry.register(OpenAiCompletionsProvider::with_client(client.clone()));
                 registry.register(OpenAiResponsesProvider::with_client(client.clone()));

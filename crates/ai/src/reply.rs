@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::event::AssistantMessageEvent;
 use crate::options::ApiKey;
-use crate::providers::http::redact;
+use crate::secret::redact;
 use crate::types::content::{AssistantContent, TextContent, ThinkingContent, ToolCall};
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -505,7 +505,7 @@ impl ReplyBuilder {
             self.out_of_order.get_or_insert_with(|| {
                 format!(
                     "The stream sent tool-call input while no tool call was open, so it cannot be placed: {}",
-                    crate::providers::http::quote_chunk(&delta)
+                    crate::diagnostics::quote_chunk(&delta)
                 )
             });
             return;

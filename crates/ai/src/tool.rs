@@ -145,11 +145,11 @@ impl ArgumentValidator {
         compiler.use_loader(Box::new(NoLoader));
         compiler
             .add_resource(SCHEMA_URL, tool.parameters.clone())
-            .map_err(|e| schema_error(crate::providers::http::error_chain(&e)))?;
+            .map_err(|e| schema_error(crate::diagnostics::error_chain(&e)))?;
         let mut schemas = boon::Schemas::new();
         let index = compiler
             .compile(SCHEMA_URL, &mut schemas)
-            .map_err(|e| schema_error(crate::providers::http::error_chain(&e)))?;
+            .map_err(|e| schema_error(crate::diagnostics::error_chain(&e)))?;
         Ok(Self {
             tool: tool.name.clone(),
             schema: tool.parameters.clone(),

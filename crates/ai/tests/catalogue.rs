@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use oxpi_ai::models::{
     builtin_models, calculate_cost, catalogue, get_model, models, models_are_equal, providers,
 };
-use oxpi_ai::providers::http::api_key_env_vars;
+use oxpi_ai::providers::auth::api_key_env_vars;
 use oxpi_ai::{Usage, API_ANTHROPIC_MESSAGES, API_OPENAI_COMPLETIONS};
 use serde_json::Value;
 

@@ -10,6 +10,17 @@ use std::time::Duration;
 use reqwest::redirect::{Attempt, Policy};
 use reqwest::Url;
 
+use crate::diagnostics::error_chain;
+
+/// A new HTTP client as every built-in provider uses it ([`client_builder`]: a
+/// 30 s connect timeout, redirects followed only within the request's origin); the error text is
+/// sent as the stream's error if building one fails.
+pub fn new_client() -> Result<reqwest::Client, String> {
+    client_builder()
+        .build()
+        .map_err(|e| format!("could not create the HTTP client: {}", error_chain(&e)))
+}
+
 /// At most this many redirects (all within the origin) are followed for one request.
 pub const MAX_REDIRECTS: usize = 10;
 

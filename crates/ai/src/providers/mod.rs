@@ -1,8 +1,11 @@
-//! Wire APIs. Each provider lives in its own folder: wire types, conversion, stream processing.
-//! [`http`] holds what they share: API keys, opening a stream with bounded retries, reading it
-//! through the linear-time decoder in [`crate::sse`]. [`envelope`] lets a provider read a chunk
-//! that repeats the previous one's envelope by its one new string; [`text`] is a JSON string
-//! borrowed from the chunk when it can be.
+//! Wire APIs. Each provider lives in its own folder: `prepare` (context and options → URL,
+//! headers, body; pure), `wire` (serde types), `decode` (wire events → reply events), driven by
+//! the shared [`transport`] (retries, hooks, idle timer, deadline, cancel, redaction in one
+//! place). What they share, by job: [`auth`] (key variables, auth headers), [`url`] (base URLs,
+//! encoded path segments), `headers`, [`client`] (the HTTP client and its redirect policy),
+//! `error_text` (HTTP error texts). [`envelope`] lets a provider read a chunk that repeats the
+//! previous one's envelope by its one new string; [`text`] is a JSON string borrowed from the
+//! chunk when it can be.
 
 /// Defines a provider that holds only its HTTP client: the struct (its doc given), `new`,
 /// `with_client`, `Default`, and the [`ApiProvider`](crate::registry::ApiProvider) impl whose
@@ -25,7 +28,7 @@ macro_rules! http_provider {
             /// A provider with its own HTTP client.
             pub fn new() -> Self {
                 Self {
-                    client: $crate::providers::http::new_client(),
+                    client: $crate::providers::client::new_client(),
                 }
             }
 
@@ -54,15 +57,18 @@ macro_rules! http_provider {
 }
 
 pub mod anthropic_messages;
+pub mod auth;
 #[cfg(feature = "bedrock")]
 pub mod bedrock_converse_stream;
 pub mod client;
 pub mod envelope;
+pub(crate) mod error_text;
 pub mod google_generative_ai;
-pub mod http;
+pub(crate) mod headers;
 pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod text;
+pub mod transport;
 pub mod unavailable;
-pub mod url_path;
+pub mod url;

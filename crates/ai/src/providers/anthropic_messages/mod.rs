@@ -4,6 +4,7 @@
 //! - [`convert`]: context → request (thinking replay, tool results, cache markers).
 //! - [`reader`]: `content_block_delta` data → deltas, skipping the envelope an event repeats.
 //! - [`stream`]: stream events → reply events.
+//! - `decode`: server-sent events → [`stream`] (the shared transport drives it).
 //! - [`models`]: the built-in Claude models.
 //!
 //! Authentication is the `x-api-key` header, from [`StreamOptions::api_key`] or
@@ -23,17 +24,17 @@ pub mod reader;
 pub mod stream;
 pub mod wire;
 
+pub(crate) mod decode;
+
 use reqwest::header::{HeaderName, HeaderValue};
 
-use self::reader::BlockDeltaReader;
-use self::stream::{EventProcessor, Flow};
-use self::wire::StreamEvent;
-use super::http::{
-    auth_header, base_url, encode_body, next_sse, open_error_parts, open_event_source, quote_chunk,
-    request_headers, required_api_key, OpenError, SseStep, ABORTED_TEXT,
-};
+use self::decode::AnthropicDecoder;
+use super::transport::{drive_sse, PrepareError, Prepared};
 use crate::options::StreamOptions;
-use crate::reply::{EventSink, ReplyBuilder};
+use crate::providers::auth::{auth_header, required_api_key};
+use crate::providers::headers::request_headers;
+use crate::providers::url::base_url;
+use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_ANTHROPIC_MESSAGES};
@@ -53,7 +54,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// assert_eq!(messages_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1/messages");
 /// ```
 pub fn messages_url(base: &str) -> String {
-    super::http::versioned_url(base, "/messages")
+    crate::providers::url::versioned_url(base, "/messages")
 }
 
 http_provider!(
@@ -70,46 +71,29 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let mut out = ReplyBuilder::new(&model, sink);
-    let client = match client {
-        Ok(client) => client,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let key = match required_api_key(&model.provider, &options) {
-        Ok(key) => key,
-        Err(text) => {
-            out.fail(StopReason::Error, text).await;
-            return;
-        }
-    };
-    out.set_secret(key.clone());
-    let request = match convert::build_request(&model, &context, &options) {
-        Ok(request) => request,
-        Err(e) => {
-            out.fail(StopReason::Error, e.to_string()).await;
-            return;
-        }
-    };
+    let prepared = prepare(&model, &context, &options).map(|p| (p, ()));
     drop(context);
-    let body = match encode_body(&request, &model, &options).await {
-        Ok(body) => body,
-        Err(e) => {
-            let (reason, text) = open_error_parts(e);
-            out.fail(reason, text).await;
-            return;
-        }
-    };
+    drive_sse(&model, &options, sink, client, prepared, |out, ()| {
+        AnthropicDecoder::new(out, &model)
+    })
+    .await;
+}
+
+/// The request (pure): the body, `x-api-key` (Cloudflare's gateway header for its provider),
+/// `anthropic-version` unless the model's or the options' headers set one.
+fn prepare(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<Prepared, PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
+    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let request =
+        convert::build_request(model, context, options).map_err(|e| error(e.to_string()))?;
+    let body = serde_json::to_vec(&request)
+        .map_err(|e| error(format!("could not encode the request: {e}")))?;
     drop(request);
-    let url = match base_url(&model, DEFAULT_BASE_URL) {
-        Ok(base) => messages_url(&base),
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    let url = messages_url(&base_url(model, DEFAULT_BASE_URL).map_err(error)?);
     let auth = key.as_ref().map(|key| {
         auth_header(&model.provider, key, |key| {
             (
@@ -118,95 +102,9 @@ async fn run(
             )
         })
     });
-    let mut headers = match request_headers(&model, &options, auth) {
-        Ok(headers) => headers,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    let mut headers = request_headers(model, options, auth).map_err(error)?;
     headers
         .entry(HeaderName::from_static("anthropic-version"))
         .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));
-    let build = || {
-        client
-            .post(&url)
-            .headers(headers.clone())
-            .body(body.clone())
-    };
-
-    let mut processor = EventProcessor::new(out, &model);
-    let mut deltas = BlockDeltaReader::new();
-    let mut source = match open_event_source(build, &model, &options, key.as_ref()).await {
-        Ok(source) => source,
-        Err(OpenError::Aborted) => {
-            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
-            return;
-        }
-        Err(OpenError::Failed(text)) => {
-            processor.fail(StopReason::Error, text).await;
-            return;
-        }
-    };
-    drop(body);
-
-    loop {
-        let message = match next_sse(&mut source, &options).await {
-            SseStep::Message(message) => message,
-            SseStep::Ended => break,
-            SseStep::Aborted => {
-                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
-                return;
-            }
-            SseStep::Failed(text) => {
-                processor.fail(StopReason::Error, text).await;
-                return;
-            }
-        };
-        let data = message.data.trim();
-        if data.is_empty() {
-            source.recycle(message);
-            continue;
-        }
-        // Some gateways end the stream OpenAI-style; `message_stop` decides completeness.
-        if data == "[DONE]" {
-            source.close();
-            break;
-        }
-        let fast = if message.event == "content_block_delta" {
-            deltas.read(data)
-        } else {
-            None
-        };
-        let flow = match fast {
-            Some(delta) => processor.process_block_delta(delta).await,
-            None => match serde_json::from_str::<StreamEvent>(data) {
-                Ok(event) => processor.process(event).await,
-                Err(e) => {
-                    source.close();
-                    let what = if message.event == "error" {
-                        "The server sent an error".to_string()
-                    } else {
-                        format!("Could not parse a stream event ({e})")
-                    };
-                    let text = format!("{what}: {}", quote_chunk(data));
-                    processor.fail(StopReason::Error, text).await;
-                    return;
-                }
-            },
-        };
-        match flow {
-            Ok(Flow::Continue) => source.recycle(message),
-            Ok(Flow::Complete) => {
-                source.close();
-                break;
-            }
-            Err(text) => {
-                source.close();
-                processor.fail(StopReason::Error, text).await;
-                return;
-            }
-        }
-    }
-    processor.finish().await;
+    Ok(Prepared::new(url, headers, body, key))
 }

@@ -24,14 +24,7 @@ use crate::types::usage::Usage;
 /// The thinking text of a `redacted_thinking` block (its content is encrypted).
 pub const REDACTED_THINKING: &str = "[Reasoning redacted]";
 
-/// What the caller should do after an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Read the next event.
-    Continue,
-    /// `message_stop` arrived: the reply is complete.
-    Complete,
-}
+pub use crate::providers::transport::Flow;
 
 #[derive(Debug)]
 enum Kind {

@@ -115,7 +115,7 @@ pub async fn credentials(provider: &SharedCredentialsProvider) -> Result<Credent
     provider.provide_credentials().await.map_err(|e| {
         format!(
             "No AWS credentials for Bedrock ({}); set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK",
-            crate::providers::http::error_chain(&e)
+            crate::diagnostics::error_chain(&e)
         )
     })
 }

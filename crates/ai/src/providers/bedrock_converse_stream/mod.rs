@@ -7,11 +7,13 @@
 //! - [`auth`]: region, endpoint, API key or SigV4 credentials (pi's resolution rules).
 //! - [`convert`]: context → request body.
 //! - [`frame`]: the body cut into frames, each prelude checked as it arrives.
+//! - `decode`: frames → [`stream`] (the shared transport drives it).
 //! - [`wire`]: event payloads.
 //! - [`stream`]: event-stream messages → reply events.
 
 pub mod auth;
 pub mod convert;
+pub(crate) mod decode;
 pub mod frame;
 pub mod stream;
 pub mod wire;
@@ -24,14 +26,15 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 
-use self::stream::{EventProcessor, Flow};
-use super::http::{
-    encode_body, env_value, new_client, next_bytes, open_byte_stream, open_error_parts,
-    request_headers, ByteStep, OpenError, ABORTED_TEXT,
-};
+use self::decode::BedrockDecoder;
+use super::transport::{drive_frames, PrepareError, Prepared, Signer};
 use crate::options::{ApiKey, StreamOptions};
+use crate::providers::auth::env_value;
+use crate::providers::client::new_client;
+use crate::providers::headers::request_headers;
+use crate::providers::transport::open::ABORTED_TEXT;
 use crate::registry::ApiProvider;
-use crate::reply::{EventSink, ReplyBuilder};
+use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_BEDROCK_CONVERSE_STREAM};
@@ -125,32 +128,36 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let mut out = ReplyBuilder::new(&model, sink);
-    let client = match provider.client.clone() {
-        Ok(client) => client,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let request = match convert::build_request(&model, &context, &options) {
-        Ok(request) => request,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    let prepared = prepare(&provider, &model, &context, &options)
+        .await
+        .map(|p| (p, ()));
     drop(context);
-    let body = match encode_body(&request, &model, &options).await {
-        Ok(body) => body,
-        Err(e) => {
-            let (reason, text) = open_error_parts(e);
-            out.fail(reason, text).await;
-            return;
-        }
-    };
-    drop(request);
+    drive_frames(
+        &model,
+        &options,
+        sink,
+        provider.client.clone(),
+        prepared,
+        EVENT_STREAM_CONTENT_TYPE,
+        |out, ()| BedrockDecoder::new(out, &model),
+    )
+    .await;
+}
 
+/// The request: the body, the endpoint and region (pi's rules), then the authentication: a
+/// Bedrock API key as a bearer token, else SigV4 with credentials from the provider (fetched:
+/// the one step that is not pure), signed afresh for each attempt.
+async fn prepare(
+    provider: &BedrockConverseStreamProvider,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<Prepared, PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
+    let request = convert::build_request(model, context, options).map_err(error)?;
+    let body = serde_json::to_vec(&request)
+        .map_err(|e| error(format!("could not encode the request: {e}")))?;
+    drop(request);
     let configured = provider
         .region
         .clone()
@@ -167,13 +174,7 @@ async fn run(
             .await
             .unwrap_or_else(|| "us-east-1".into()),
     };
-    let model_id = match crate::providers::url_path::segment(&model.id, "model id") {
-        Ok(id) => id,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    let model_id = crate::providers::url::segment(&model.id, "model id").map_err(error)?;
     let url = format!(
         "{}/model/{model_id}/converse-stream",
         target.base_url(&region)
@@ -193,59 +194,49 @@ async fn run(
                 .get_or_init(|| auth::default_credentials(Some(region.clone())))
                 .await
                 .clone();
-            let fetched = tokio::select! {
+            let credentials = tokio::select! {
                 biased;
                 _ = options.cancel.cancelled() => {
-                    out.fail(StopReason::Aborted, ABORTED_TEXT).await;
-                    return;
+                    return Err((StopReason::Aborted, ABORTED_TEXT.to_string()));
                 }
-                fetched = auth::credentials(&chain) => fetched,
+                fetched = auth::credentials(&chain) => fetched.map_err(error)?,
             };
-            match fetched {
-                Ok(credentials) => Auth::SigV4 {
-                    credentials,
-                    region: region.clone(),
-                },
-                Err(text) => {
-                    out.fail(StopReason::Error, text).await;
-                    return;
-                }
+            Auth::SigV4 {
+                credentials,
+                region: region.clone(),
             }
         }
     };
-    let secret = match &auth {
-        Auth::Bearer(key) => Some(key.clone()),
-        Auth::SigV4 { credentials, .. } => Some(ApiKey::new(credentials.secret_access_key())),
-        Auth::None => None,
-    };
-    out.set_secret(secret.clone());
-    let bearer_header = match &auth {
-        Auth::Bearer(key) => Some((AUTHORIZATION, format!("Bearer {}", key.expose()))),
-        _ => None,
-    };
-    let headers = match request_headers(&model, &options, bearer_header) {
-        Ok(headers) => headers,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
+    let (secret, bearer_header, signer) = match auth {
+        Auth::Bearer(key) => {
+            let header = (AUTHORIZATION, format!("Bearer {}", key.expose()));
+            (Some(key), Some(header), None)
         }
+        Auth::SigV4 {
+            credentials,
+            region,
+        } => {
+            let secret = ApiKey::new(credentials.secret_access_key());
+            (Some(secret), None, Some(sigv4_signer(credentials, region)))
+        }
+        Auth::None => (None, None, None),
     };
-    // SigV4 is computed per attempt (a signature is valid for minutes); the first one is made
-    // here so a signing error fails the request before anything is sent.
-    let sign = |headers: &mut reqwest::header::HeaderMap| -> Result<(), String> {
-        let Auth::SigV4 {
-            credentials,
-            region,
-        } = &auth
-        else {
-            return Ok(());
-        };
+    let headers = request_headers(model, options, bearer_header).map_err(error)?;
+    let mut prepared = Prepared::new(url, headers, body, secret);
+    prepared.signer = signer;
+    Ok(prepared)
+}
+
+/// Signs each attempt with SigV4 (a signature is valid for minutes), over the final URL and
+/// body; the secret headers are marked sensitive.
+fn sigv4_signer(credentials: aws_credential_types::Credentials, region: String) -> Signer {
+    Arc::new(move |headers, url, body| {
         let signed = auth::sigv4_headers(
-            credentials,
-            region,
-            &url,
+            &credentials,
+            &region,
+            url,
             &[("content-type", "application/json")],
-            &body,
+            body,
             SystemTime::now(),
         )?;
         for (name, value) in signed {
@@ -259,90 +250,5 @@ async fn run(
             headers.insert(name, value);
         }
         Ok(())
-    };
-    if let Err(e) = sign(&mut headers.clone()) {
-        out.fail(StopReason::Error, e).await;
-        return;
-    }
-    let build = || {
-        let mut signed = headers.clone();
-        // The same signing succeeded just above; it cannot fail differently now.
-        let _ = sign(&mut signed);
-        client.post(&url).headers(signed).body(body.clone())
-    };
-
-    let mut processor = EventProcessor::new(out, &model);
-    let mut source = match open_byte_stream(
-        build,
-        &model,
-        &options,
-        secret.as_ref(),
-        EVENT_STREAM_CONTENT_TYPE,
-    )
-    .await
-    {
-        Ok(source) => source,
-        Err(OpenError::Aborted) => {
-            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
-            return;
-        }
-        Err(OpenError::Failed(text)) => {
-            processor.fail(StopReason::Error, text).await;
-            return;
-        }
-    };
-    drop(body);
-
-    let mut frames = frame::FrameReader::new();
-    loop {
-        match next_bytes(&mut source, &options).await {
-            ByteStep::Bytes(bytes) => frames.push(&bytes),
-            ByteStep::Ended => break,
-            ByteStep::Aborted => {
-                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
-                return;
-            }
-            ByteStep::Failed(text) => {
-                processor.fail(StopReason::Error, text).await;
-                return;
-            }
-        }
-        loop {
-            let message = match frames.next_message() {
-                Ok(Some(message)) => message,
-                Ok(None) => break,
-                Err(e) => {
-                    source.close();
-                    let text = format!(
-                        "The stream was interrupted: an event-stream frame is invalid ({e})"
-                    );
-                    processor.fail(StopReason::Error, text).await;
-                    return;
-                }
-            };
-            match processor.process(&message).await {
-                Ok(Flow::Continue) => {}
-                Ok(Flow::Complete) => {
-                    source.close();
-                    processor.finish().await;
-                    return;
-                }
-                Err(text) => {
-                    source.close();
-                    processor.fail(StopReason::Error, text).await;
-                    return;
-                }
-            }
-        }
-    }
-    if frames.has_partial_frame() {
-        processor
-            .fail(
-                StopReason::Error,
-                "The stream was interrupted: it ended in the middle of an event-stream frame",
-            )
-            .await;
-        return;
-    }
-    processor.finish().await;
+    })
 }

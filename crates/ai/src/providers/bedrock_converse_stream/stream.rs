@@ -14,14 +14,7 @@ use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
 use crate::types::usage::Usage;
 
-/// Whether the stream goes on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Read on.
-    Continue,
-    /// `metadata` after `messageStop`: the reply is complete.
-    Complete,
-}
+pub use crate::providers::transport::Flow;
 
 /// Turns ConverseStream messages into reply events.
 #[derive(Debug)]
@@ -76,7 +69,7 @@ fn parse<T: DeserializeOwned>(event: &str, payload: &[u8]) -> Result<T, String> 
     serde_json::from_slice(payload).map_err(|e| {
         format!(
             "Could not parse a {event} event ({e}): {}",
-            crate::providers::http::quote_chunk(&String::from_utf8_lossy(payload))
+            crate::diagnostics::quote_chunk(&String::from_utf8_lossy(payload))
         )
     })
 }

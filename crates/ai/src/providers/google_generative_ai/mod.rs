@@ -5,6 +5,7 @@
 //! - [`wire`]: request and stream types.
 //! - [`convert`]: context → request, and the per-model [`convert::GeminiCompat`] settings.
 //! - [`stream`]: stream objects → events.
+//! - `decode`: server-sent events → [`stream`] (the shared transport drives it).
 //! - [`models`]: the built-in Gemini models.
 //!
 //! `model.compat` (camelCase) may set `useLegacyParameters: true` to send tool schemas in the
@@ -17,17 +18,17 @@ pub mod stream;
 pub mod vertex;
 pub mod wire;
 
+pub(crate) mod decode;
+
 use reqwest::header::HeaderName;
 
 use self::convert::GeminiCompat;
-use self::stream::ResponseProcessor;
-use self::wire::GenerateContentResponse;
-use super::http::{
-    encode_body, next_sse, open_error_parts, open_event_source, quote_chunk, request_headers,
-    required_api_key, OpenError, SseStep, ABORTED_TEXT,
-};
+use self::decode::GeminiDecoder;
+use super::transport::{drive_sse, PrepareError, Prepared};
 use crate::options::StreamOptions;
-use crate::reply::{EventSink, ReplyBuilder};
+use crate::providers::auth::required_api_key;
+use crate::providers::headers::request_headers;
+use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_GOOGLE_GENERATIVE_AI};
@@ -64,7 +65,7 @@ pub fn stream_url(model: &Model) -> Result<String, String> {
         base => base,
     };
     let id = model.id.trim_start_matches('/');
-    let path = crate::providers::url_path::segments(id, "model id")?;
+    let path = crate::providers::url::segments(id, "model id")?;
     Ok(if id.contains('/') {
         format!("{base}/{path}:streamGenerateContent?alt=sse")
     } else {
@@ -79,145 +80,45 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let mut out = ReplyBuilder::new(&model, sink);
-    let client = match client {
-        Ok(client) => client,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let compat = match GeminiCompat::for_model(&model) {
-        Ok(compat) => compat,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let key = match required_api_key(&model.provider, &options) {
-        Ok(key) => key,
-        Err(text) => {
-            out.fail(StopReason::Error, text).await;
-            return;
-        }
-    };
-    out.set_secret(key.clone());
-    let body = match request_body(&model, &context, &options, &compat).await {
-        Ok(body) => body,
-        Err((reason, text)) => {
-            out.fail(reason, text).await;
-            return;
-        }
-    };
+    let prepared = prepare(&model, &context, &options).map(|p| (p, ()));
     drop(context);
-    let url = match stream_url(&model) {
-        Ok(url) => url,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    drive_sse(&model, &options, sink, client, prepared, |out, ()| {
+        GeminiDecoder::new(out, &model)
+    })
+    .await;
+}
+
+/// The request (pure): the body, the key in [`API_KEY_HEADER`].
+fn prepare(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<Prepared, PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
+    let compat = GeminiCompat::for_model(model).map_err(error)?;
+    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let body = request_body(model, context, options, &compat)?;
+    let url = stream_url(model).map_err(error)?;
     let auth = key.as_ref().map(|key| {
         (
             HeaderName::from_static(API_KEY_HEADER),
             key.expose().to_string(),
         )
     });
-    let headers = match request_headers(&model, &options, auth) {
-        Ok(headers) => headers,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    stream_generate(client, url, headers, body, key, &model, &options, out).await;
+    let headers = request_headers(model, options, auth).map_err(error)?;
+    Ok(Prepared::new(url, headers, body, key))
 }
 
-/// The JSON body of a request (after `on_payload`); `Err` when it cannot be built or the hook
-/// refused it.
-pub(crate) async fn request_body(
+/// The JSON body of a request (Gemini's endpoint and Vertex AI's); `Err` when it cannot be
+/// built.
+pub(crate) fn request_body(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
     compat: &GeminiCompat,
-) -> Result<Vec<u8>, (StopReason, String)> {
+) -> Result<Vec<u8>, PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
     let request = convert::build_request(model, context, options, compat)
-        .map_err(|e| (StopReason::Error, e.to_string()))?;
-    encode_body(&request, model, options)
-        .await
-        .map_err(open_error_parts)
-}
-
-/// Sends a `streamGenerateContent` request and turns its stream into reply events (Gemini's
-/// endpoint and Vertex AI's).
-#[allow(clippy::too_many_arguments)] // the parts of one request, as the two callers have them
-pub(crate) async fn stream_generate(
-    client: reqwest::Client,
-    url: String,
-    headers: reqwest::header::HeaderMap,
-    body: Vec<u8>,
-    key: Option<crate::options::ApiKey>,
-    model: &Model,
-    options: &StreamOptions,
-    out: ReplyBuilder,
-) {
-    let build = || {
-        client
-            .post(&url)
-            .headers(headers.clone())
-            .body(body.clone())
-    };
-
-    let mut processor = ResponseProcessor::new(out, model);
-    let mut source = match open_event_source(build, model, options, key.as_ref()).await {
-        Ok(source) => source,
-        Err(OpenError::Aborted) => {
-            processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
-            return;
-        }
-        Err(OpenError::Failed(text)) => {
-            processor.fail(StopReason::Error, text).await;
-            return;
-        }
-    };
-    drop(body);
-
-    loop {
-        let event = match next_sse(&mut source, options).await {
-            SseStep::Message(message) => message,
-            SseStep::Ended => break,
-            SseStep::Aborted => {
-                processor.fail(StopReason::Aborted, ABORTED_TEXT).await;
-                return;
-            }
-            SseStep::Failed(text) => {
-                processor.fail(StopReason::Error, text).await;
-                return;
-            }
-        };
-        let data = event.data.trim();
-        if data.is_empty() {
-            source.recycle(event);
-            continue;
-        }
-        let chunk: GenerateContentResponse = match serde_json::from_str(data) {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                source.close();
-                let text = format!(
-                    "Could not parse a stream chunk ({e}): {}",
-                    quote_chunk(data)
-                );
-                processor.fail(StopReason::Error, text).await;
-                return;
-            }
-        };
-        if let Err(text) = processor.process(chunk).await {
-            source.close();
-            processor.fail(StopReason::Error, text).await;
-            return;
-        }
-        source.recycle(event);
-    }
-    processor.finish().await;
+        .map_err(|e| error(e.to_string()))?;
+    serde_json::to_vec(&request).map_err(|e| error(format!("could not encode the request: {e}")))
 }

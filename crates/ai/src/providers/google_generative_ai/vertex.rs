@@ -25,11 +25,15 @@ use futures::FutureExt;
 use reqwest::header::{HeaderName, AUTHORIZATION};
 
 use super::convert::GeminiCompat;
-use super::{request_body, stream_generate, API_KEY_HEADER};
+use super::decode::GeminiDecoder;
+use super::{request_body, API_KEY_HEADER};
 use crate::options::{ApiKey, StreamOptions};
-use crate::providers::http::{env_value, new_client, request_headers};
+use crate::providers::auth::env_value;
+use crate::providers::client::new_client;
+use crate::providers::headers::request_headers;
+use crate::providers::transport::{drive_sse, PrepareError, Prepared};
 use crate::registry::ApiProvider;
-use crate::reply::{EventSink, ReplyBuilder};
+use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_GOOGLE_VERTEX};
@@ -146,9 +150,9 @@ fn express_key(options: &StreamOptions) -> Option<ApiKey> {
         .or_else(|| env_value("GOOGLE_CLOUD_API_KEY").and_then(|k| usable(&k)))
 }
 
-/// A path segment, percent-encoded ([`crate::providers::url_path::segment`]).
+/// A path segment, percent-encoded ([`crate::providers::url::segment`]).
 fn segment(text: &str, what: &str) -> Result<String, String> {
-    crate::providers::url_path::segment(text, what)
+    crate::providers::url::segment(text, what)
 }
 
 /// The base URL: the model's, unless empty or the catalogue's `{location}` template; `/v1`
@@ -227,71 +231,45 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let mut out = ReplyBuilder::new(&model, sink);
-    let client = match provider.client.clone() {
-        Ok(client) => client,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let compat = match GeminiCompat::for_model(&model) {
-        Ok(compat) => compat,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let (url, auth, secret) = match express_key(&options) {
-        Some(key) => match express_url(&model) {
-            Ok(url) => (
-                url,
-                (
-                    HeaderName::from_static(API_KEY_HEADER),
-                    key.expose().to_string(),
-                ),
-                key,
-            ),
-            Err(e) => {
-                out.fail(StopReason::Error, e).await;
-                return;
-            }
-        },
-        None => match credentials(&provider, &model, &options).await {
-            Ok(found) => found,
-            Err((reason, text)) => {
-                out.fail(reason, text).await;
-                return;
-            }
-        },
-    };
-    out.set_secret(Some(secret.clone()));
-    let body = match request_body(&model, &context, &options, &compat).await {
-        Ok(body) => body,
-        Err((reason, text)) => {
-            out.fail(reason, text).await;
-            return;
-        }
-    };
+    let prepared = prepare(&provider, &model, &context, &options)
+        .await
+        .map(|p| (p, ()));
     drop(context);
-    let headers = match request_headers(&model, &options, Some(auth)) {
-        Ok(headers) => headers,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    stream_generate(
-        client,
-        url,
-        headers,
-        body,
-        Some(secret),
+    drive_sse(
         &model,
         &options,
-        out,
+        sink,
+        provider.client.clone(),
+        prepared,
+        |out, ()| GeminiDecoder::new(out, &model),
     )
     .await;
+}
+
+/// The request: express mode with a key, else a token from application default credentials
+/// (the one step that is not pure).
+async fn prepare(
+    provider: &GoogleVertexProvider,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<Prepared, PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
+    let compat = GeminiCompat::for_model(model).map_err(error)?;
+    let (url, auth, secret) = match express_key(options) {
+        Some(key) => {
+            let url = express_url(model).map_err(error)?;
+            let auth = (
+                HeaderName::from_static(API_KEY_HEADER),
+                key.expose().to_string(),
+            );
+            (url, auth, key)
+        }
+        None => credentials(provider, model, options).await?,
+    };
+    let body = request_body(model, context, options, &compat)?;
+    let headers = request_headers(model, options, Some(auth)).map_err(error)?;
+    Ok(Prepared::new(url, headers, body, Some(secret)))
 }
 
 /// The URL, `Authorization` header and token for a request with application default
@@ -338,20 +316,20 @@ async fn token(
             .map_err(|e| {
                 format!(
                     "No Google credentials for Vertex AI ({}); set GOOGLE_APPLICATION_CREDENTIALS, run `gcloud auth application-default login`, or set GOOGLE_CLOUD_API_KEY",
-                    crate::providers::http::error_chain(&e)
+                    crate::diagnostics::error_chain(&e)
                 )
             })?;
         let token = tokens.token(&[SCOPE]).await.map_err(|e| {
             format!(
                 "Could not get a Google access token for Vertex AI: {}",
-                crate::providers::http::error_chain(&e)
+                crate::diagnostics::error_chain(&e)
             )
         })?;
         Ok::<_, String>(ApiKey::new(token.as_str()))
     };
     tokio::select! {
         biased;
-        _ = options.cancel.cancelled() => Err((StopReason::Aborted, crate::providers::http::ABORTED_TEXT.into())),
+        _ = options.cancel.cancelled() => Err((StopReason::Aborted, crate::providers::transport::open::ABORTED_TEXT.into())),
         result = fetch => result.map_err(|text| (StopReason::Error, text)),
     }
 }

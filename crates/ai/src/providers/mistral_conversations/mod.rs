@@ -14,13 +14,15 @@ pub mod wire;
 
 use reqwest::header::AUTHORIZATION;
 
-use super::http::{
-    add_session_headers, base_url, encode_body, open_error_parts, request_headers, required_api_key,
-};
 use super::openai_completions::compat::OpenAiCompat;
-use super::openai_completions::{stream_chat, PreparedChat};
+use super::openai_completions::decode::ChatDecoder;
+use super::openai_completions::prepare::ChatSeed;
+use super::transport::{drive_sse, PrepareError, Prepared};
 use crate::options::StreamOptions;
-use crate::reply::{EventSink, ReplyBuilder};
+use crate::providers::auth::required_api_key;
+use crate::providers::headers::{add_session_headers, request_headers};
+use crate::providers::url::base_url;
+use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_MISTRAL_CONVERSATIONS};
@@ -43,7 +45,7 @@ http_provider!(
 /// assert_eq!(chat_url("http://127.0.0.1:9/v1/"), "http://127.0.0.1:9/v1/chat/completions");
 /// ```
 pub fn chat_url(base: &str) -> String {
-    super::http::versioned_url(base, "/chat/completions")
+    crate::providers::url::versioned_url(base, "/chat/completions")
 }
 
 async fn run(
@@ -53,79 +55,39 @@ async fn run(
     options: StreamOptions,
     sink: EventSink,
 ) {
-    let mut out = ReplyBuilder::new(&model, sink);
-    let client = match client {
-        Ok(client) => client,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    let mut compat = match OpenAiCompat::for_model(&model) {
-        Ok(compat) => compat,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
-    compat.requires_mistral_tool_ids = true;
-    let key = match required_api_key(&model.provider, &options) {
-        Ok(key) => key,
-        Err(text) => {
-            out.fail(StopReason::Error, text).await;
-            return;
-        }
-    };
-    out.set_secret(key.clone());
-    let request = convert::build_request(&model, &context, &options);
-    let tool_names: Vec<String> = context.tools.iter().map(|t| t.name.clone()).collect();
+    let prepared = prepare(&model, &context, &options);
     drop(context);
-    let body = match encode_body(&request, &model, &options).await {
-        Ok(body) => body,
-        Err(e) => {
-            let (reason, text) = open_error_parts(e);
-            out.fail(reason, text).await;
-            return;
-        }
-    };
-    let url = match base_url(&model, DEFAULT_BASE_URL) {
-        Ok(base) => chat_url(&base),
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    drive_sse(&model, &options, sink, client, prepared, |out, seed| {
+        ChatDecoder::new(out, &model, seed, Some(stream::normalize_chunk))
+    })
+    .await;
+}
+
+/// The request (pure): Mistral's body, `Authorization: Bearer`, the session id as `x-affinity`;
+/// the stream is read as Chat Completions with Mistral's tool-call ids.
+fn prepare(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<(Prepared, ChatSeed), PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
+    let mut compat = OpenAiCompat::for_model(model).map_err(error)?;
+    compat.requires_mistral_tool_ids = true;
+    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let request = convert::build_request(model, context, options);
+    let body = serde_json::to_vec(&request)
+        .map_err(|e| error(format!("could not encode the request: {e}")))?;
+    let url = chat_url(&base_url(model, DEFAULT_BASE_URL).map_err(error)?);
     let auth = key
         .as_ref()
         .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
-    let mut headers = match request_headers(&model, &options, auth) {
-        Ok(headers) => headers,
-        Err(e) => {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
-    };
+    let mut headers = request_headers(model, options, auth).map_err(error)?;
     if let Some(session) = options.session_id.as_deref() {
-        if let Err(e) = add_session_headers(&mut headers, &["x-affinity"], session) {
-            out.fail(StopReason::Error, e).await;
-            return;
-        }
+        add_session_headers(&mut headers, &["x-affinity"], session).map_err(error)?;
     }
-    let prepared = PreparedChat {
-        url,
-        headers,
-        body,
-        key,
-        tool_names,
+    let seed = ChatSeed {
+        tool_names: context.tools.iter().map(|t| t.name.clone()).collect(),
         compat,
     };
-    stream_chat(
-        client,
-        prepared,
-        &model,
-        &options,
-        out,
-        Some(stream::normalize_chunk),
-    )
-    .await;
+    Ok((Prepared::new(url, headers, body, key), seed))
 }

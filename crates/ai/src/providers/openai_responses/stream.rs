@@ -37,14 +37,7 @@ pub const HANDLED_EVENTS: &[&str] = &[
     "error",
 ];
 
-/// What the stream asks for after an event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// Read on.
-    Continue,
-    /// A terminal response event arrived: end the reply.
-    Finished,
-}
+pub use crate::providers::transport::Flow;
 
 #[derive(Debug)]
 enum Item {
@@ -105,7 +98,7 @@ impl EventProcessor {
 
     /// Applies one event. A failed response, an `error` event or an impossible event is
     /// returned as `Err(text)`.
-    pub async fn process(&mut self, event: StreamEvent) -> Result<Step, String> {
+    pub async fn process(&mut self, event: StreamEvent) -> Result<Flow, String> {
         self.out.start().await;
         match event.type_.as_str() {
             "response.created" | "response.in_progress" => {
@@ -136,7 +129,7 @@ impl EventProcessor {
             "response.reasoning_summary_text.delta" => {
                 let delta = event.delta.unwrap_or_default();
                 if delta.is_empty() {
-                    return Ok(Step::Continue);
+                    return Ok(Flow::Continue);
                 }
                 let mut text = delta;
                 if let Some(Item::Reasoning {
@@ -175,7 +168,7 @@ impl EventProcessor {
             "response.completed" => {
                 self.take_usage(event.response.as_ref());
                 self.terminal = Some(Terminal::Completed);
-                return Ok(Step::Finished);
+                return Ok(Flow::Complete);
             }
             "response.incomplete" => {
                 self.take_usage(event.response.as_ref());
@@ -184,7 +177,7 @@ impl EventProcessor {
                     .and_then(|r| r.incomplete_details)
                     .and_then(|d| d.reason);
                 self.terminal = Some(Terminal::Incomplete(reason));
-                return Ok(Step::Finished);
+                return Ok(Flow::Complete);
             }
             "response.failed" => {
                 self.take_usage(event.response.as_ref());
@@ -193,7 +186,7 @@ impl EventProcessor {
             "error" => return Err(error_event_text(&event)),
             _ => {}
         }
-        Ok(Step::Continue)
+        Ok(Flow::Continue)
     }
 
     fn take_response_id(&mut self, response: Option<&ResponseObject>) {

@@ -1,0 +1,64 @@
+//! Server-sent events → [`EventProcessor`]: `content_block_delta` data read on the fast path
+//! ([`BlockDeltaReader`], no envelope parsed), every other event parsed whole; `[DONE]` (some
+//! gateways end the stream OpenAI-style) ends it, and `message_stop` decides completeness.
+
+use super::reader::BlockDeltaReader;
+use super::stream::EventProcessor;
+use super::wire::StreamEvent;
+use crate::diagnostics::quote_chunk;
+use crate::providers::transport::{Decoder, EventDecoder, Flow};
+use crate::reply::ReplyBuilder;
+use crate::sse::SseEvent;
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+
+/// The Messages decoder.
+pub(crate) struct AnthropicDecoder {
+    processor: EventProcessor,
+    deltas: BlockDeltaReader,
+}
+
+impl AnthropicDecoder {
+    /// A decoder writing to `out`.
+    pub(crate) fn new(out: ReplyBuilder, model: &Model) -> Self {
+        Self {
+            processor: EventProcessor::new(out, model),
+            deltas: BlockDeltaReader::new(),
+        }
+    }
+}
+
+impl EventDecoder for AnthropicDecoder {
+    async fn event(&mut self, event: &SseEvent) -> Result<Flow, String> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(Flow::Complete);
+        }
+        if event.event == "content_block_delta" {
+            if let Some(delta) = self.deltas.read(data) {
+                return self.processor.process_block_delta(delta).await;
+            }
+        }
+        match serde_json::from_str::<StreamEvent>(data) {
+            Ok(parsed) => self.processor.process(parsed).await,
+            Err(e) => {
+                let what = if event.event == "error" {
+                    "The server sent an error".to_string()
+                } else {
+                    format!("Could not parse a stream event ({e})")
+                };
+                Err(format!("{what}: {}", quote_chunk(data)))
+            }
+        }
+    }
+}
+
+impl Decoder for AnthropicDecoder {
+    async fn finish(self) -> AssistantMessage {
+        self.processor.finish().await
+    }
+
+    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
+        self.processor.fail(reason, text).await
+    }
+}

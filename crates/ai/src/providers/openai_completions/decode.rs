@@ -1,0 +1,68 @@
+//! Server-sent events → reply events: each `data:` chunk read by [`ChunkReader`] (skipping
+//! the envelope a chunk repeats) and applied by [`ChunkProcessor`]; `[DONE]` ends the stream.
+
+use super::prepare::ChatSeed;
+use super::reader::ChunkReader;
+use super::stream::ChunkProcessor;
+use crate::diagnostics::quote_chunk;
+use crate::providers::transport::{Decoder, EventDecoder, Flow};
+use crate::reply::ReplyBuilder;
+use crate::sse::SseEvent;
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+
+/// Rewrites a chunk that the Chat Completions reader cannot take as it is (`None`: unchanged);
+/// Mistral's list content is one.
+pub(crate) type ChunkRewrite = fn(&str) -> Option<String>;
+
+/// The Chat Completions decoder (Mistral's too, with its rewrite).
+pub(crate) struct ChatDecoder {
+    processor: ChunkProcessor,
+    reader: ChunkReader,
+    rewrite: Option<ChunkRewrite>,
+}
+
+impl ChatDecoder {
+    /// A decoder writing to `out`.
+    pub(crate) fn new(
+        out: ReplyBuilder,
+        model: &Model,
+        seed: ChatSeed,
+        rewrite: Option<ChunkRewrite>,
+    ) -> Self {
+        Self {
+            processor: ChunkProcessor::new(out, model, &seed.compat, seed.tool_names),
+            reader: ChunkReader::new(),
+            rewrite,
+        }
+    }
+}
+
+impl EventDecoder for ChatDecoder {
+    async fn event(&mut self, event: &SseEvent) -> Result<Flow, String> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(Flow::Complete);
+        }
+        let rewritten = self.rewrite.and_then(|rewrite| rewrite(data));
+        let data = rewritten.as_deref().unwrap_or(data);
+        let mut chunk = self.reader.read(data).map_err(|e| {
+            format!(
+                "Could not parse a stream chunk ({e}): {}",
+                quote_chunk(data)
+            )
+        })?;
+        self.processor.process(&mut chunk).await?;
+        Ok(Flow::Continue)
+    }
+}
+
+impl Decoder for ChatDecoder {
+    async fn finish(self) -> AssistantMessage {
+        self.processor.finish().await
+    }
+
+    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
+        self.processor.fail(reason, text).await
+    }
+}

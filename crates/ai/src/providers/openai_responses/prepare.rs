@@ -1,0 +1,78 @@
+//! Context and options → the Responses request, for OpenAI (and compatible servers:
+//! `{base}/responses`, `Authorization: Bearer`) or an Azure resource ([`super::azure`]: its
+//! URL, deployment and `api-key`). Pure: no I/O, testable without a socket.
+
+use std::collections::HashMap;
+
+use reqwest::header::{HeaderName, AUTHORIZATION};
+
+use super::convert::{self, ResponsesCompat};
+use super::decode::ResponsesSeed;
+use super::{azure, Endpoint};
+use crate::options::StreamOptions;
+use crate::providers::auth::{auth_header, required_api_key};
+use crate::providers::headers::{add_session_headers, request_headers};
+use crate::providers::transport::{PrepareError, Prepared};
+use crate::providers::url::base_url;
+use crate::types::context::Context;
+use crate::types::message::StopReason;
+use crate::types::model::Model;
+
+/// The request for `model` at `endpoint`.
+pub(crate) fn prepare(
+    endpoint: Endpoint,
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<(Prepared, ResponsesSeed), PrepareError> {
+    let error = |text: String| (StopReason::Error, text);
+    let compat = ResponsesCompat::for_model(model).map_err(error)?;
+    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let azure = match endpoint {
+        Endpoint::OpenAi => None,
+        Endpoint::Azure => Some(
+            azure::AzureTarget::resolve(model, |name| std::env::var(name).ok()).map_err(error)?,
+        ),
+    };
+    let mut request = convert::build_request(model, context, options, &compat)
+        .map_err(|e| error(e.to_string()))?;
+    if let Some(target) = &azure {
+        request.model = target.deployment.clone();
+    }
+    let strict_schemas: HashMap<String, serde_json::Value> = if compat.strict_tools {
+        context
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), t.parameters.clone()))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let body = serde_json::to_vec(&request)
+        .map_err(|e| error(format!("could not encode the request: {e}")))?;
+    drop(request);
+    let url = match &azure {
+        Some(target) => target.url(),
+        None => format!("{}/responses", base_url(model, "").map_err(error)?),
+    };
+    let auth = key.as_ref().map(|key| match endpoint {
+        Endpoint::OpenAi => auth_header(&model.provider, key, |key| {
+            (AUTHORIZATION, format!("Bearer {}", key.expose()))
+        }),
+        Endpoint::Azure => (HeaderName::from_static("api-key"), key.expose().to_string()),
+    });
+    let mut headers = request_headers(model, options, auth).map_err(error)?;
+    if let Some(session) = convert::cache_session_id(options) {
+        let names: &[&'static str] = if compat.send_session_id_header {
+            &["session_id", "x-client-request-id"]
+        } else {
+            &["x-client-request-id"]
+        };
+        add_session_headers(&mut headers, names, session).map_err(error)?;
+    }
+    let seed = ResponsesSeed {
+        strict_schemas,
+        service_tier: options.service_tier,
+    };
+    Ok((Prepared::new(url, headers, body, key), seed))
+}

@@ -1,0 +1,258 @@
+//! The one request lifecycle every HTTP provider shares. A provider contributes two pieces:
+//!
+//! - `prepare`: a pure function from the model, the context and the options to a [`Prepared`]
+//!   request (URL, headers, JSON body, the secret to redact, and for Bedrock a per-attempt
+//!   signer), testable without a socket;
+//! - a decoder ([`EventDecoder`] for server-sent events, `FrameDecoder` for binary frames) that
+//!   turns each wire event into [`ReplyBuilder`](crate::reply::ReplyBuilder) calls and says
+//!   with a [`Flow`] whether to read on.
+//!
+//! [`drive_sse`] and `drive_frames` (feature `bedrock`) do the rest in one place: the client, the
+//! `on_payload` hook, bounded retries before the first byte, `on_response`, the idle timer, the
+//! deadline, cancellation, recycling of event buffers, and exactly one terminal event with the
+//! secret redacted.
+
+#[cfg(feature = "bedrock")]
+mod frames;
+pub(crate) mod open;
+pub(crate) mod read;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use reqwest::header::HeaderMap;
+
+#[cfg(feature = "bedrock")]
+pub(crate) use self::frames::{drive_frames, FrameDecoder};
+use crate::options::{ApiKey, StreamOptions};
+use crate::providers::transport::open::{open_event_source, OpenError, ABORTED_TEXT};
+use crate::providers::transport::read::{next_sse, SseStep};
+use crate::reply::{EventSink, ReplyBuilder};
+use crate::sse::SseEvent;
+use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::model::Model;
+
+/// Adds per-attempt headers (Bedrock's SigV4: a signature is valid for minutes, so each retry
+/// is signed afresh) from the final URL and body.
+pub(crate) type Signer =
+    Arc<dyn Fn(&mut HeaderMap, &str, &[u8]) -> Result<(), String> + Send + Sync>;
+
+/// A request ready to send: what `prepare` returns.
+pub(crate) struct Prepared {
+    /// Where it goes.
+    pub(crate) url: String,
+    /// Its headers, authentication included.
+    pub(crate) headers: HeaderMap,
+    /// Its JSON body, before [`StreamOptions::on_payload`].
+    pub(crate) body: Vec<u8>,
+    /// The credential to remove from every error text.
+    pub(crate) secret: Option<ApiKey>,
+    /// Headers computed per attempt, if the API signs requests.
+    pub(crate) signer: Option<Signer>,
+}
+
+impl Prepared {
+    /// A request with no per-attempt signing.
+    pub(crate) fn new(
+        url: String,
+        headers: HeaderMap,
+        body: Vec<u8>,
+        secret: Option<ApiKey>,
+    ) -> Self {
+        Self {
+            url,
+            headers,
+            body,
+            secret,
+            signer: None,
+        }
+    }
+}
+
+/// A request that could not be prepared: why, and how the reply ends (`error`, or `aborted`
+/// when the caller cancelled while credentials were fetched).
+pub(crate) type PrepareError = (StopReason, String);
+
+/// Whether the stream goes on after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next event.
+    Continue,
+    /// The reply is complete (its terminal wire event arrived): stop reading and finish.
+    Complete,
+}
+
+/// What every decoder does at the end: finish the reply, or fail it.
+pub(crate) trait Decoder: Send {
+    /// Ends the reply once the stream is over (`done`, or `error` when it is incomplete).
+    fn finish(self) -> impl Future<Output = AssistantMessage> + Send;
+
+    /// Ends the reply with an error or an abort (partial content kept).
+    fn fail(
+        self,
+        reason: StopReason,
+        text: String,
+    ) -> impl Future<Output = AssistantMessage> + Send;
+}
+
+/// Turns server-sent events into reply events. The driver skips events whose data is blank.
+pub(crate) trait EventDecoder: Decoder {
+    /// Applies one event; `Err` with the error text ends the reply (partial content kept).
+    fn event(&mut self, event: &SseEvent) -> impl Future<Output = Result<Flow, String>> + Send;
+}
+
+/// Starts a reply: the builder, or the terminal `error` when the client could not be built or
+/// the request could not be prepared.
+pub(super) async fn start_reply<S>(
+    model: &Model,
+    sink: EventSink,
+    client: Result<reqwest::Client, String>,
+    prepared: Result<(Prepared, S), PrepareError>,
+) -> Option<(ReplyBuilder, reqwest::Client, Prepared, S)> {
+    let mut out = ReplyBuilder::new(model, sink);
+    let client = match client {
+        Ok(client) => client,
+        Err(text) => {
+            out.fail(StopReason::Error, text).await;
+            return None;
+        }
+    };
+    match prepared {
+        Ok((prepared, seed)) => {
+            out.set_secret(prepared.secret.clone());
+            Some((out, client, prepared, seed))
+        }
+        Err((reason, text)) => {
+            out.fail(reason, text).await;
+            None
+        }
+    }
+}
+
+/// The body after [`StreamOptions::on_payload`] (the hook sees the JSON, may replace it or
+/// refuse the request), then signed once if the API signs, so a signing error fails the
+/// request before anything is sent.
+pub(super) async fn final_body(
+    prepared: &mut Prepared,
+    model: &Model,
+    options: &StreamOptions,
+) -> Result<(), OpenError> {
+    if let Some(hook) = &options.on_payload {
+        let encode_error =
+            |e: serde_json::Error| OpenError::Failed(format!("could not encode the request: {e}"));
+        let payload: serde_json::Value =
+            serde_json::from_slice(&prepared.body).map_err(encode_error)?;
+        let call = (hook.0)(payload.clone(), model);
+        let replaced = tokio::select! {
+            biased;
+            _ = options.cancel.cancelled() => return Err(OpenError::Aborted),
+            outcome = call => outcome
+                .map_err(|e| OpenError::Failed(format!("on_payload refused the request: {e}")))?,
+        };
+        if let Some(replaced) = replaced {
+            prepared.body = serde_json::to_vec(&replaced).map_err(encode_error)?;
+        }
+    }
+    if let Some(sign) = &prepared.signer {
+        sign(&mut prepared.headers.clone(), &prepared.url, &prepared.body)
+            .map_err(OpenError::Failed)?;
+    }
+    Ok(())
+}
+
+/// Builds one attempt of the request (signed afresh when the API signs).
+pub(super) fn attempt<'a>(
+    client: &'a reqwest::Client,
+    prepared: &'a Prepared,
+) -> impl Fn() -> reqwest::RequestBuilder + 'a {
+    move || {
+        let mut headers = prepared.headers.clone();
+        if let Some(sign) = &prepared.signer {
+            // The same signing succeeded in `final_body`; it cannot fail differently now.
+            let _ = sign(&mut headers, &prepared.url, &prepared.body);
+        }
+        client
+            .post(&prepared.url)
+            .headers(headers)
+            .body(prepared.body.clone())
+    }
+}
+
+pub(super) fn open_failure(error: OpenError) -> (StopReason, String) {
+    match error {
+        OpenError::Aborted => (StopReason::Aborted, ABORTED_TEXT.to_string()),
+        OpenError::Failed(text) => (StopReason::Error, text),
+    }
+}
+
+/// Sends a prepared request and reads its event stream through the decoder that `decoder`
+/// makes from the reply's builder and what `prepare` left for it (`seed`): the whole lifecycle
+/// of an SSE provider.
+pub(crate) async fn drive_sse<S, D: EventDecoder>(
+    model: &Model,
+    options: &StreamOptions,
+    sink: EventSink,
+    client: Result<reqwest::Client, String>,
+    prepared: Result<(Prepared, S), PrepareError>,
+    decoder: impl FnOnce(ReplyBuilder, S) -> D,
+) {
+    let Some((out, client, mut prepared, seed)) = start_reply(model, sink, client, prepared).await
+    else {
+        return;
+    };
+    let mut decoder = decoder(out, seed);
+    if let Err(e) = final_body(&mut prepared, model, options).await {
+        let (reason, text) = open_failure(e);
+        decoder.fail(reason, text).await;
+        return;
+    }
+    let opened = open_event_source(
+        attempt(&client, &prepared),
+        model,
+        options,
+        prepared.secret.as_ref(),
+    )
+    .await;
+    let mut source = match opened {
+        Ok(source) => source,
+        Err(e) => {
+            let (reason, text) = open_failure(e);
+            decoder.fail(reason, text).await;
+            return;
+        }
+    };
+    drop(prepared);
+    loop {
+        let event = match next_sse(&mut source, options).await {
+            SseStep::Message(event) => event,
+            SseStep::Ended => break,
+            SseStep::Aborted => {
+                decoder
+                    .fail(StopReason::Aborted, ABORTED_TEXT.to_string())
+                    .await;
+                return;
+            }
+            SseStep::Failed(text) => {
+                decoder.fail(StopReason::Error, text).await;
+                return;
+            }
+        };
+        if event.data.trim().is_empty() {
+            source.recycle(event);
+            continue;
+        }
+        match decoder.event(&event).await {
+            Ok(Flow::Continue) => source.recycle(event),
+            Ok(Flow::Complete) => {
+                source.close();
+                break;
+            }
+            Err(text) => {
+                source.close();
+                decoder.fail(StopReason::Error, text).await;
+                return;
+            }
+        }
+    }
+    decoder.finish().await;
+}

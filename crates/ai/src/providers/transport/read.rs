@@ -1,0 +1,189 @@
+//! Reading an open streaming response: server-sent events one at a time through the
+//! linear-time decoder in [`crate::sse`], or raw bytes, honouring cancellation, the idle timer
+//! (the longest time without a byte) and the deadline.
+
+use bytes::{Buf, Bytes};
+use tokio::time::Instant;
+
+use super::open::deadline_text;
+use crate::diagnostics::error_chain;
+use crate::options::StreamOptions;
+use crate::sse::{SseDecoder, SseEvent};
+
+/// An open event stream: the response body, decoded as it arrives by [`SseDecoder`], one
+/// event at a time.
+#[derive(Debug)]
+pub struct SseSource {
+    response: Option<reqwest::Response>,
+    decoder: SseDecoder,
+    /// What is left of the last network read.
+    unread: Bytes,
+    /// When the whole request must be over ([`StreamOptions::deadline`]).
+    deadline: Option<Instant>,
+}
+
+impl SseSource {
+    /// Reads `response`, which must be over by `deadline`.
+    pub(super) fn new(response: reqwest::Response, deadline: Option<Instant>) -> Self {
+        Self {
+            response: Some(response),
+            decoder: SseDecoder::new(),
+            unread: Bytes::new(),
+            deadline,
+        }
+    }
+
+    /// Hands back an event the caller is done with (see [`SseDecoder::recycle`]).
+    pub fn recycle(&mut self, event: SseEvent) {
+        self.decoder.recycle(event);
+    }
+
+    /// Stops reading and drops the connection.
+    pub fn close(&mut self) {
+        self.response = None;
+        self.unread = Bytes::new();
+    }
+}
+
+/// One step of reading an open event stream.
+#[derive(Debug)]
+pub enum SseStep {
+    /// An event.
+    Message(SseEvent),
+    /// The body ended.
+    Ended,
+    /// The caller cancelled; the source is closed.
+    Aborted,
+    /// The stream failed or stalled; the source is closed. The text says why.
+    Failed(String),
+}
+
+/// Waits for the next event, honouring cancellation, the idle timeout (the longest time without
+/// a single byte, so a large event arriving slowly is not a stall) and the request's deadline.
+pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
+    loop {
+        if !source.unread.is_empty() {
+            let mut input: &[u8] = &source.unread;
+            let decoded = source.decoder.next_event(&mut input);
+            let consumed = source.unread.len() - input.len();
+            source.unread.advance(consumed);
+            match decoded {
+                Ok(Some(event)) => return SseStep::Message(event),
+                Ok(None) => {}
+                Err(e) => {
+                    source.close();
+                    return SseStep::Failed(format!("The stream was interrupted: {e}"));
+                }
+            }
+        }
+        let deadline = source.deadline;
+        let Some(response) = source.response.as_mut() else {
+            return SseStep::Ended;
+        };
+        match read_chunk(response, deadline, options).await {
+            Chunk::Bytes(bytes) => source.unread = bytes,
+            Chunk::Ended => source.response = None,
+            Chunk::Aborted => {
+                source.close();
+                return SseStep::Aborted;
+            }
+            Chunk::Failed(text) => {
+                source.close();
+                return SseStep::Failed(text);
+            }
+        }
+    }
+}
+
+#[cfg(feature = "bedrock")]
+/// An open streaming body read as bytes (see [`open_byte_stream`]).
+#[derive(Debug)]
+pub struct ByteSource {
+    response: Option<reqwest::Response>,
+    deadline: Option<Instant>,
+}
+
+#[cfg(feature = "bedrock")]
+impl ByteSource {
+    /// Reads `response`, which must be over by `deadline`.
+    pub(super) fn new(response: reqwest::Response, deadline: Option<Instant>) -> Self {
+        Self {
+            response: Some(response),
+            deadline,
+        }
+    }
+
+    /// Stops reading and drops the connection.
+    pub fn close(&mut self) {
+        self.response = None;
+    }
+}
+
+#[cfg(feature = "bedrock")]
+/// One step of reading a [`ByteSource`].
+#[derive(Debug)]
+pub enum ByteStep {
+    /// The next bytes of the body.
+    Bytes(Bytes),
+    /// The body ended.
+    Ended,
+    /// The caller cancelled; the source is closed.
+    Aborted,
+    /// The stream failed or stalled; the source is closed. The text says why.
+    Failed(String),
+}
+
+#[cfg(feature = "bedrock")]
+/// Waits for the next bytes, honouring cancellation, the idle timeout and the deadline, as
+/// [`next_sse`] does.
+pub async fn next_bytes(source: &mut ByteSource, options: &StreamOptions) -> ByteStep {
+    let deadline = source.deadline;
+    let Some(response) = source.response.as_mut() else {
+        return ByteStep::Ended;
+    };
+    let step = match read_chunk(response, deadline, options).await {
+        Chunk::Bytes(bytes) => return ByteStep::Bytes(bytes),
+        Chunk::Ended => ByteStep::Ended,
+        Chunk::Aborted => ByteStep::Aborted,
+        Chunk::Failed(text) => ByteStep::Failed(text),
+    };
+    source.close();
+    step
+}
+
+enum Chunk {
+    Bytes(Bytes),
+    Ended,
+    Aborted,
+    Failed(String),
+}
+
+async fn read_chunk(
+    response: &mut reqwest::Response,
+    deadline: Option<Instant>,
+    options: &StreamOptions,
+) -> Chunk {
+    let past_deadline = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    let chunk = tokio::select! {
+        biased;
+        _ = options.cancel.cancelled() => return Chunk::Aborted,
+        () = past_deadline => {
+            return Chunk::Failed(deadline_text(options.deadline.unwrap_or_default()));
+        }
+        chunk = tokio::time::timeout(options.idle_timeout, response.chunk()) => chunk,
+    };
+    match chunk {
+        Err(_) => Chunk::Failed(format!(
+            "The stream stalled: no data for {:.1}s (idle_timeout)",
+            options.idle_timeout.as_secs_f64()
+        )),
+        Ok(Err(e)) => Chunk::Failed(format!("The stream was interrupted: {}", error_chain(&e))),
+        Ok(Ok(None)) => Chunk::Ended,
+        Ok(Ok(Some(bytes))) => Chunk::Bytes(bytes),
+    }
+}
