@@ -138,8 +138,10 @@ impl McpClient {
 
     /// Lists the server's tools (every page) as agent tools. Fails, naming every such tool, when
     /// a schema does not compile, is not an object schema, is nested too deep, or cannot be
-    /// expressed by the server's [`target_api`](McpServer::target_api). Listing takes at most
-    /// the server's [`connect_timeout`](McpServer::connect_timeout).
+    /// expressed by the server's [`target_api`](McpServer::target_api), and when a tool's name
+    /// (with the server's prefix, if set) is not one every model API accepts: 1 to 64 ASCII
+    /// letters, digits, `_` or `-`. Listing takes at most the server's
+    /// [`connect_timeout`](McpServer::connect_timeout).
     pub async fn tools(&self) -> Result<Vec<AgentToolHandle>, McpError> {
         let (handles, rejected) = self.list().await?;
         if rejected.is_empty() {
@@ -198,6 +200,13 @@ impl McpClient {
                     name,
                 });
             }
+            if let Err(reason) = check_tool_name(&name) {
+                rejected.push(SchemaError {
+                    tool: shown_name(&name),
+                    reason,
+                });
+                continue;
+            }
             let definition = Tool {
                 name: name.clone(),
                 description: tool.description.as_deref().unwrap_or_default().to_string(),
@@ -231,6 +240,40 @@ impl McpClient {
                 Err(shared) => shared.service.cancellation_token().cancel(),
             }
         }
+    }
+}
+
+/// The most characters of a tool name: what OpenAI's and Anthropic's APIs accept.
+const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// Whether every model API accepts `name` as a tool name (OpenAI and Anthropic take
+/// `^[a-zA-Z0-9_-]{1,64}$`; Gemini takes those too, and more).
+fn check_tool_name(name: &str) -> Result<(), String> {
+    let rule = format!(
+        "a tool name must be 1 to {MAX_TOOL_NAME_CHARS} ASCII letters, digits, `_` or `-`, \
+         as the model APIs require"
+    );
+    if name.is_empty() {
+        return Err(format!("the name is empty; {rule}"));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!("the name has {bad:?}; {rule}"));
+    }
+    let chars = name.chars().count();
+    if chars > MAX_TOOL_NAME_CHARS {
+        return Err(format!("the name has {chars} characters; {rule}"));
+    }
+    Ok(())
+}
+
+/// `name` for an error message: its first 80 characters.
+fn shown_name(name: &str) -> String {
+    match name.char_indices().nth(80) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_string(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! oxpi-mcp against a scripted server (`tests/fake_server.py`, run by `python3`) that misbehaves
 //! on purpose: no handshake, a handshake that fails after a restart, answers that cannot be
-//! read (100,000 levels deep, over 16 MiB), schemas nested too deep, and stderr that is not UTF-8.
+//! read (100,000 levels deep, over 16 MiB), schemas nested too deep, tool names no API takes,
+//! and stderr that is not UTF-8.
 
 // A test crate: helpers outside #[test] functions may unwrap too (clippy.toml allows it in tests).
 #![allow(clippy::unwrap_used)]
@@ -200,6 +201,43 @@ async fn a_schema_nested_50_deep_is_refused_by_name() {
         tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
         ["shallow"]
     );
+}
+
+#[tokio::test]
+async fn tool_names_no_api_accepts_are_refused_by_name() {
+    let client = McpClient::connect(fake("names", &["--tools", "bad-names"]))
+        .await
+        .unwrap();
+    let (tools, rejected) = client.tools_lenient().await.unwrap();
+    assert_eq!(tools.iter().map(|t| t.name()).collect::<Vec<_>>(), ["good"]);
+    let rule = "a tool name must be 1 to 64 ASCII letters, digits, `_` or `-`, as the model APIs \
+                require";
+    let rejected: Vec<(String, String)> =
+        rejected.into_iter().map(|e| (e.tool, e.reason)).collect();
+    assert_eq!(
+        rejected,
+        [
+            ("bad name!".into(), format!("the name has ' '; {rule}")),
+            (
+                format!("{}…", "x".repeat(80)),
+                format!("the name has 300 characters; {rule}")
+            ),
+            (String::new(), format!("the name is empty; {rule}")),
+            ("a/b".into(), format!("the name has '/'; {rule}")),
+        ]
+    );
+    assert!(matches!(
+        client.tools().await,
+        Err(McpError::Schema { tools, .. }) if tools.len() == 4
+    ));
+    // A prefix that makes a good name bad is refused too.
+    let client =
+        McpClient::connect(fake("my server", &["--tools", "bad-names"]).prefix_tool_names(true))
+            .await
+            .unwrap();
+    let (tools, rejected) = client.tools_lenient().await.unwrap();
+    assert!(tools.is_empty());
+    assert_eq!(rejected[0].tool, "my server_good");
 }
 
 #[tokio::test]
