@@ -122,6 +122,46 @@ impl std::fmt::Debug for ArgumentValidator {
     }
 }
 
+/// The deepest nesting (objects and arrays) of a schema that is compiled. `boon` compiles and
+/// validates recursively; a debug build's 2 MiB thread stack overflowed at 80 levels (40 nested
+/// `properties`), so deeper schemas are refused rather than aborting the process.
+pub const MAX_SCHEMA_DEPTH: usize = 40;
+
+/// The deepest nesting of arguments that is validated (a recursive schema takes any depth;
+/// validation overflowed a 2 MiB stack at 96 levels).
+pub const MAX_ARGUMENT_DEPTH: usize = 32;
+
+/// Whether `value` nests objects and arrays deeper than `max` levels (counted without
+/// recursion, so any input is safe).
+pub(crate) fn nested_deeper_than(value: &Value, max: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Object(map) => Box::new(map.values()),
+            Value::Array(items) => Box::new(items.iter()),
+            _ => continue,
+        };
+        if depth + 1 > max {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
+}
+
+/// Refuses a schema nested deeper than [`MAX_SCHEMA_DEPTH`] (before anything recurses into it).
+pub(crate) fn check_schema_depth(tool: &Tool) -> Result<(), SchemaError> {
+    if nested_deeper_than(&tool.parameters, MAX_SCHEMA_DEPTH) {
+        return Err(SchemaError {
+            tool: tool.name.clone(),
+            reason: format!(
+                "the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels (objects and arrays)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The address the tool's schema is known by while it is compiled.
 const SCHEMA_URL: &str = "urn:oxpi:tool-parameters";
 
@@ -135,12 +175,14 @@ impl boon::UrlLoader for NoLoader {
 }
 
 impl ArgumentValidator {
-    /// Compiles `tool.parameters`.
+    /// Compiles `tool.parameters`. A schema nested deeper than [`MAX_SCHEMA_DEPTH`] levels is
+    /// refused.
     pub fn new(tool: &Tool) -> Result<Self, SchemaError> {
         let schema_error = |reason: String| SchemaError {
             tool: tool.name.clone(),
             reason,
         };
+        check_schema_depth(tool)?;
         let mut compiler = boon::Compiler::new();
         compiler.use_loader(Box::new(NoLoader));
         compiler
@@ -160,16 +202,21 @@ impl ArgumentValidator {
 
     /// Validates `arguments` and returns them normalized: like pi, a string where the schema
     /// wants a number, integer or boolean is converted when it parses as one (`"10"` → `10`).
-    /// The error names every failing field and shows the arguments as received.
+    /// The error names every failing field and shows the arguments as received; arguments
+    /// nested deeper than [`MAX_ARGUMENT_DEPTH`] levels are an error at the root.
     pub fn validate(
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ValidationError> {
-        let mut instance = Value::Object(arguments.clone());
+        let received = Value::Object(arguments.clone());
+        if let Some(error) = self.too_deep(&received) {
+            return Err(error);
+        }
+        let mut instance = received.clone();
         coerce(&mut instance, &self.schema, &self.schema, 0);
         let problems = self.problems(&instance);
         if !problems.is_empty() {
-            return Err(self.error(problems, &Value::Object(arguments.clone())));
+            return Err(self.error(problems, &received));
         }
         match instance {
             Value::Object(map) => Ok(map),
@@ -179,12 +226,23 @@ impl ArgumentValidator {
 
     /// Validates any JSON value as it is (no coercion; a non-object fails on the root).
     pub fn validate_value(&self, instance: &Value) -> Result<(), ValidationError> {
+        if let Some(error) = self.too_deep(instance) {
+            return Err(error);
+        }
         let problems = self.problems(instance);
         if problems.is_empty() {
             Ok(())
         } else {
             Err(self.error(problems, instance))
         }
+    }
+
+    /// The error for an instance nested deeper than [`MAX_ARGUMENT_DEPTH`], if it is.
+    fn too_deep(&self, instance: &Value) -> Option<ValidationError> {
+        nested_deeper_than(instance, MAX_ARGUMENT_DEPTH).then(|| {
+            let problem = format!("must not be nested deeper than {MAX_ARGUMENT_DEPTH} levels");
+            self.error(vec![("root".to_string(), problem)], instance)
+        })
     }
 
     fn problems(&self, instance: &Value) -> Vec<(String, String)> {

@@ -474,3 +474,78 @@ fn scalar_strings_are_coerced_like_pi() {
         })
     );
 }
+
+/// A schema with `levels` objects nested in one another under `properties.a`.
+fn nested_schema(levels: usize) -> Value {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..levels {
+        schema = json!({"type": "object", "properties": {"a": schema}});
+    }
+    schema
+}
+
+#[test]
+fn a_schema_nested_too_deep_is_refused_not_a_stack_overflow() {
+    let tool = Tool {
+        name: "deep".into(),
+        description: "Deep".into(),
+        parameters: nested_schema(50),
+    };
+    let error = ArgumentValidator::new(&tool).unwrap_err();
+    assert_eq!(error.tool, "deep");
+    assert!(
+        error.reason.contains("nested deeper than"),
+        "{}",
+        error.reason
+    );
+    // The dialect checks refuse it the same way before they recurse into it.
+    for api in [
+        "google-generative-ai",
+        "anthropic-messages",
+        "openai-completions",
+    ] {
+        assert_eq!(
+            oxpi_ai::schema::check_for_api(api, &tool),
+            Err(error.clone())
+        );
+    }
+    // A schema of ordinary depth still compiles and validates.
+    let tool = Tool {
+        parameters: nested_schema(8),
+        ..tool
+    };
+    let validator = ArgumentValidator::new(&tool).unwrap();
+    let mut instance = json!("x");
+    for _ in 0..8 {
+        instance = json!({ "a": instance });
+    }
+    validator.validate(instance.as_object().unwrap()).unwrap();
+}
+
+/// A recursive schema (`a` refers to the root) takes arguments of any depth; past the bound the
+/// validator answers with an error instead of recursing until the stack overflows.
+#[test]
+fn arguments_nested_too_deep_are_an_error_not_a_stack_overflow() {
+    let tool = Tool {
+        name: "tree".into(),
+        description: "Tree".into(),
+        parameters: json!({"type": "object", "properties": {"a": {"$ref": "#"}}}),
+    };
+    let validator = ArgumentValidator::new(&tool).unwrap();
+    let mut instance = json!({});
+    for _ in 0..120 {
+        instance = json!({ "a": instance });
+    }
+    // As the model's JSON would arrive: serde_json takes up to 128 levels.
+    let parsed: Map<String, Value> = serde_json::from_str(&instance.to_string()).unwrap();
+    let error = validator.validate(&parsed).unwrap_err();
+    assert_eq!(
+        error.problems,
+        vec![p("root", "must not be nested deeper than 32 levels")]
+    );
+    let mut shallow = json!({});
+    for _ in 0..10 {
+        shallow = json!({ "a": shallow });
+    }
+    validator.validate(shallow.as_object().unwrap()).unwrap();
+}

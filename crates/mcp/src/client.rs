@@ -1,25 +1,21 @@
 //! The connection to one MCP server: started on `connect`, started again on the next call after
 //! it closed, and turned into agent tools by `tools`.
 
-use std::collections::{BTreeSet, VecDeque};
-use std::process::Stdio;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::Arc;
 
 use oxpi_agent_core::AgentToolHandle;
+use oxpi_ai::tool::SchemaError;
 use oxpi_ai::Tool;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 
 use crate::error::McpError;
 use crate::server::{Endpoint, McpServer};
+use crate::stdio::{self, Diagnostics};
 use crate::tool::McpTool;
-
-/// How many bytes of the server's stderr are kept for error messages.
-const STDERR_TAIL_BYTES: usize = 4096;
 
 /// Receives the server's notifications.
 #[derive(Clone)]
@@ -44,13 +40,14 @@ impl ClientHandler for Handler {
 pub(crate) struct Connection {
     pub(crate) service: RunningService<RoleClient, Handler>,
     pid: Option<u32>,
-    stderr: Arc<StdMutex<VecDeque<u8>>>,
+    diagnostics: Diagnostics,
 }
 
 impl Connection {
-    /// The last lines the server wrote to stderr, as a suffix for an error message.
+    /// The last lines the server wrote to stderr (and its last unreadable line on stdout), as
+    /// a suffix for an error message.
     pub(crate) fn stderr_tail(&self) -> String {
-        stderr_suffix(&self.stderr)
+        self.diagnostics.suffix()
     }
 }
 
@@ -140,8 +137,11 @@ impl McpClient {
     }
 
     /// Lists the server's tools (every page) as agent tools. Fails, naming every such tool, when
-    /// a schema does not compile, is not an object schema, or cannot be expressed by the
-    /// server's [`target_api`](McpServer::target_api).
+    /// a schema does not compile, is not an object schema, is nested too deep, or cannot be
+    /// expressed by the server's [`target_api`](McpServer::target_api), and when a tool's name
+    /// (with the server's prefix, if set) is not one every model API accepts: 1 to 64 ASCII
+    /// letters, digits, `_` or `-`. Listing takes at most the server's
+    /// [`connect_timeout`](McpServer::connect_timeout).
     pub async fn tools(&self) -> Result<Vec<AgentToolHandle>, McpError> {
         let (handles, rejected) = self.list().await?;
         if rejected.is_empty() {
@@ -158,25 +158,37 @@ impl McpClient {
     /// returns their errors beside the others.
     pub async fn tools_lenient(
         &self,
-    ) -> Result<(Vec<AgentToolHandle>, Vec<oxpi_ai::tool::SchemaError>), McpError> {
+    ) -> Result<(Vec<AgentToolHandle>, Vec<SchemaError>), McpError> {
         self.list().await
     }
 
-    async fn list(
-        &self,
-    ) -> Result<(Vec<AgentToolHandle>, Vec<oxpi_ai::tool::SchemaError>), McpError> {
+    async fn list(&self) -> Result<(Vec<AgentToolHandle>, Vec<SchemaError>), McpError> {
         let server = &self.shared.server;
         self.shared.tools_changed.store(false, Ordering::SeqCst);
-        let connection = self.shared.connection().await?;
-        let listed = connection
-            .service
-            .list_all_tools()
-            .await
-            .map_err(|e| McpError::Request {
-                server: server.name.clone(),
-                request: "tools/list",
-                reason: format!("{e}{}", connection.stderr_tail()),
-            })?;
+        let limit = server.connect_timeout;
+        let listing = async {
+            let connection = self.shared.connection().await?;
+            connection
+                .service
+                .list_all_tools()
+                .await
+                .map_err(|e| McpError::Request {
+                    server: server.name.clone(),
+                    request: "tools/list",
+                    reason: format!("{e}{}", connection.stderr_tail()),
+                })
+        };
+        let listed =
+            tokio::time::timeout(limit, listing)
+                .await
+                .map_err(|_| McpError::Request {
+                    server: server.name.clone(),
+                    request: "tools/list",
+                    reason: format!(
+                        "no complete answer within {:.1}s (the connect timeout)",
+                        limit.as_secs_f64()
+                    ),
+                })??;
         let mut names = BTreeSet::new();
         let mut handles = Vec::with_capacity(listed.len());
         let mut rejected = Vec::new();
@@ -187,6 +199,13 @@ impl McpClient {
                     server: server.name.clone(),
                     name,
                 });
+            }
+            if let Err(reason) = check_tool_name(&name) {
+                rejected.push(SchemaError {
+                    tool: shown_name(&name),
+                    reason,
+                });
+                continue;
             }
             let definition = Tool {
                 name: name.clone(),
@@ -224,7 +243,41 @@ impl McpClient {
     }
 }
 
-/// Starts or reaches the server and runs the handshake.
+/// The most characters of a tool name: what OpenAI's and Anthropic's APIs accept.
+const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// Whether every model API accepts `name` as a tool name (OpenAI and Anthropic take
+/// `^[a-zA-Z0-9_-]{1,64}$`; Gemini takes those too, and more).
+fn check_tool_name(name: &str) -> Result<(), String> {
+    let rule = format!(
+        "a tool name must be 1 to {MAX_TOOL_NAME_CHARS} ASCII letters, digits, `_` or `-`, \
+         as the model APIs require"
+    );
+    if name.is_empty() {
+        return Err(format!("the name is empty; {rule}"));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!("the name has {bad:?}; {rule}"));
+    }
+    let chars = name.chars().count();
+    if chars > MAX_TOOL_NAME_CHARS {
+        return Err(format!("the name has {chars} characters; {rule}"));
+    }
+    Ok(())
+}
+
+/// `name` for an error message: its first 80 characters.
+fn shown_name(name: &str) -> String {
+    match name.char_indices().nth(80) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_string(),
+    }
+}
+
+/// Starts or reaches the server and runs the handshake, within the server's connect timeout.
 async fn connect(
     server: &McpServer,
     tools_changed: Arc<AtomicBool>,
@@ -234,6 +287,13 @@ async fn connect(
         server: server.name.clone(),
         reason,
     };
+    let limit = server.connect_timeout;
+    let no_answer = || {
+        format!(
+            "no answer to `initialize` within {:.1}s (the connect timeout)",
+            limit.as_secs_f64()
+        )
+    };
     match &server.endpoint {
         Endpoint::Stdio {
             program,
@@ -241,58 +301,49 @@ async fn connect(
             env,
             current_dir,
         } => {
-            let mut command = tokio::process::Command::new(program);
-            command.args(args).envs(env).kill_on_drop(true);
-            if let Some(dir) = current_dir {
-                command.current_dir(dir);
-            }
-            let (transport, stderr) = TokioChildProcess::builder(command)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|source| McpError::Spawn {
-                    server: server.name.clone(),
-                    program: program.clone(),
-                    source,
-                })?;
-            let pid = transport.id();
-            let tail = Arc::new(StdMutex::new(VecDeque::new()));
-            if let Some(stderr) = stderr {
-                tokio::spawn(keep_stderr_tail(server.name.clone(), stderr, tail.clone()));
-            }
-            let service = match handler.serve(transport).await {
-                Ok(service) => service,
-                Err(error) => {
+            let spawned = stdio::spawn(
+                &server.name,
+                program,
+                args,
+                env,
+                current_dir.as_ref(),
+                server.max_result_bytes,
+            )
+            .map_err(|source| McpError::Spawn {
+                server: server.name.clone(),
+                program: program.clone(),
+                source,
+            })?;
+            let diagnostics = spawned.diagnostics;
+            // On a timeout the transport is dropped, and with it the process (killed).
+            let reason = match tokio::time::timeout(limit, handler.serve(spawned.transport)).await {
+                Ok(Ok(service)) => {
+                    return Ok(Connection {
+                        service,
+                        pid: spawned.pid,
+                        diagnostics,
+                    })
+                }
+                Ok(Err(error)) => {
                     // Give the reader a moment to collect why the process ended.
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    return Err(connect_error(format!("{error}{}", stderr_suffix(&tail))));
+                    error.to_string()
                 }
+                Err(_) => no_answer(),
             };
-            Ok(Connection {
-                service,
-                pid,
-                stderr: tail,
-            })
+            Err(connect_error(format!("{reason}{}", diagnostics.suffix())))
         }
         Endpoint::Http {
             url,
             headers,
             bearer,
-        } => connect_http(server, handler, url, headers, bearer.as_deref()).await,
-    }
-}
-
-/// The kept end of the server's stderr as a suffix for an error message (empty if none).
-fn stderr_suffix(tail: &Arc<StdMutex<VecDeque<u8>>>) -> String {
-    let text = match tail.lock() {
-        Ok(bytes) => String::from_utf8_lossy(&bytes.iter().copied().collect::<Vec<_>>())
-            .trim()
-            .to_string(),
-        Err(_) => String::new(),
-    };
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!("; its stderr ends with: {text}")
+        } => {
+            let reaching = connect_http(server, handler, url, headers, bearer.as_deref());
+            match tokio::time::timeout(limit, reaching).await {
+                Ok(connected) => connected,
+                Err(_) => Err(connect_error(no_answer())),
+            }
+        }
     }
 }
 
@@ -332,7 +383,7 @@ async fn connect_http(
     Ok(Connection {
         service,
         pid: None,
-        stderr: Arc::new(StdMutex::new(VecDeque::new())),
+        diagnostics: Diagnostics::default(),
     })
 }
 
@@ -348,22 +399,4 @@ async fn connect_http(
         "MCP server `{}` is at {url}, but oxpi-mcp was built without its feature \"http\"",
         server.name
     )))
-}
-
-/// Reads the server's stderr line by line: logs each line and keeps the last few KiB.
-async fn keep_stderr_tail(
-    server: String,
-    stderr: tokio::process::ChildStderr,
-    tail: Arc<StdMutex<VecDeque<u8>>>,
-) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::debug!(server = %server, "stderr: {line}");
-        if let Ok(mut bytes) = tail.lock() {
-            bytes.extend(line.as_bytes());
-            bytes.push_back(b'\n');
-            let excess = bytes.len().saturating_sub(STDERR_TAIL_BYTES);
-            bytes.drain(..excess);
-        }
-    }
 }

@@ -7,6 +7,8 @@ use oxpi_ai::UserContent;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{json, Map, Value};
 
+use crate::stdio::CUT_META_KEY;
+
 /// `result` of the tool `tool` as the agent's result, with at most `max_text_bytes` of text.
 pub(crate) fn to_agent_result(
     tool: &str,
@@ -15,6 +17,16 @@ pub(crate) fn to_agent_result(
 ) -> Result<AgentToolResult, ToolError> {
     let mut content = Vec::with_capacity(result.content.len());
     let mut budget = Budget::new(max_text_bytes);
+    // Text already cut when the answer was read (a line too long to read whole).
+    let cut_on_reading = result
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(CUT_META_KEY))
+        .and_then(Value::as_u64)
+        .and_then(|bytes| usize::try_from(bytes).ok())
+        .unwrap_or(0);
+    budget.total += cut_on_reading;
+    budget.cut += cut_on_reading;
     for block in result.content {
         match block {
             ContentBlock::Text(text) => {

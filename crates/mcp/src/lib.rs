@@ -25,9 +25,13 @@
 mod client;
 mod content;
 mod error;
+mod scan;
 mod server;
+mod stdio;
 mod tool;
 
 pub use client::McpClient;
 pub use error::McpError;
-pub use server::{McpServer, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES};
+pub use server::{
+    McpServer, DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES,
+};

@@ -8,6 +8,10 @@ use std::time::Duration;
 /// The default time one tool call may take.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The default time starting a server with its handshake may take, and listing its tools.
+/// Generous: `npx -y` or `uvx` may download the server first.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The default cap on a result's text sent to the model (pi's tools cap output at 50 KB too).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 50 * 1024;
 
@@ -46,6 +50,7 @@ pub struct McpServer {
     pub(crate) endpoint: Endpoint,
     pub(crate) prefix: bool,
     pub(crate) call_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     pub(crate) max_result_bytes: usize,
     pub(crate) target_api: Option<String>,
 }
@@ -57,6 +62,7 @@ impl McpServer {
             endpoint,
             prefix: false,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             target_api: None,
         }
@@ -148,9 +154,17 @@ impl McpServer {
     }
 
     /// How long one call may take before it is cancelled and ends as an error
-    /// ([`DEFAULT_CALL_TIMEOUT`] unless set).
+    /// ([`DEFAULT_CALL_TIMEOUT`] unless set). It includes starting the server again when it
+    /// exited since the last call.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// How long starting (or reaching) the server and MCP's handshake may take, and how long
+    /// listing its tools may take, before they fail ([`DEFAULT_CONNECT_TIMEOUT`] unless set).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
         self
     }
 

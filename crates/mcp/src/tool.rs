@@ -36,10 +36,22 @@ impl McpTool {
         if cancel.is_cancelled() {
             return Err(ToolError::new(ABORTED));
         }
+        // One deadline for (re)starting the server and the call: a server that restarts but
+        // never completes its handshake ends the call in time too.
+        let deadline = tokio::time::Instant::now() + server.call_timeout;
         let connection = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(ToolError::new(ABORTED)),
-            connection = self.shared.connection() => connection.map_err(|e| ToolError::new(e.to_string()))?,
+            connection = tokio::time::timeout_at(deadline, self.shared.connection()) => match connection {
+                Ok(connection) => connection.map_err(|e| ToolError::new(e.to_string()))?,
+                Err(_) => return Err(ToolError::new(format!(
+                    "MCP tool {} (server `{}`) did not answer within {:.1}s: the server was \
+                     being started again and did not complete its handshake",
+                    self.name,
+                    server.name,
+                    server.call_timeout.as_secs_f64()
+                ))),
+            },
         };
         let params = CallToolRequestParams::new(self.name.clone()).with_arguments(args);
         // Dropping the call (abort, timeout) makes rmcp send `notifications/cancelled`.
@@ -47,7 +59,7 @@ impl McpTool {
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(ToolError::new(ABORTED)),
-            outcome = tokio::time::timeout(server.call_timeout, call) => outcome,
+            outcome = tokio::time::timeout_at(deadline, call) => outcome,
         };
         match outcome {
             Err(_) => Err(ToolError::new(format!(

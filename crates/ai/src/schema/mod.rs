@@ -13,7 +13,8 @@ use crate::types::model::{API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI};
 /// Checks that `tool`'s schema can be sent to the wire API `api` (a [`crate::Model`]'s `api`),
 /// so a tool from elsewhere (an MCP server) fails when it is set up rather than with a 400 on
 /// the first request. Anthropic and Gemini schemas go through their dialects; the OpenAI APIs
-/// take the schema as it is (strict mode is checked when a request is built).
+/// take the schema as it is (strict mode is checked when a request is built). A schema nested
+/// deeper than [`crate::tool::MAX_SCHEMA_DEPTH`] levels is refused for every API.
 ///
 /// ```
 /// use oxpi_ai::schema::check_for_api;
@@ -25,6 +26,7 @@ use crate::types::model::{API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI};
 /// assert!(check_for_api("google-generative-ai", &tool).is_ok());
 /// ```
 pub fn check_for_api(api: &str, tool: &Tool) -> Result<(), SchemaError> {
+    crate::tool::check_schema_depth(tool)?;
     match api {
         API_ANTHROPIC_MESSAGES => anthropic::input_schema(&tool.name, &tool.parameters).map(drop),
         API_GOOGLE_GENERATIVE_AI => gemini::tool_parameters(tool).map(drop),
