@@ -30,6 +30,7 @@ pub mod models;
 pub mod options;
 pub mod overflow;
 pub mod partial_json;
+pub mod provider_facts;
 pub mod providers;
 pub mod registry;
 pub mod reply;

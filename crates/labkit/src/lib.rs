@@ -114,21 +114,11 @@ impl ModelArgs {
     }
 }
 
-/// The default model of a built-in provider.
+/// The default model of a built-in provider (its `defaultModel` in oxpi-ai's provider facts).
 pub fn default_model(provider: &str) -> Option<&'static str> {
-    Some(match provider {
-        "openai" => "gpt-4o-mini",
-        "anthropic" => "claude-haiku-4-5",
-        "google" => "gemini-2.5-flash",
-        "openrouter" => "openai/gpt-4o-mini",
-        "groq" => "llama-3.3-70b-versatile",
-        "deepseek" => "deepseek-v4-flash",
-        "xai" => "grok-3-mini",
-        "mistral" => "mistral-small-latest",
-        "cerebras" => "gpt-oss-120b",
-        "together" => "meta-llama/Llama-3.3-70B-Instruct-Turbo",
-        _ => return None,
-    })
+    oxpi_ai::provider_facts::facts(provider)?
+        .default_model
+        .as_deref()
 }
 
 /// Which model a lab runs against.

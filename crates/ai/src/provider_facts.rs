@@ -1,0 +1,70 @@
+//! What oxpi knows about each provider apart from its models, as data beside the catalogue
+//! (`data/providers.json`), not as `match`es on names: the environment variables that hold its
+//! API key (pi's `getEnvApiKey`, 0.73.1 with the providers pi 1.6 added), the header its key
+//! goes in when that is not the wire API's own (Cloudflare's AI Gateway), and the model the labs
+//! use when none is named. A provider on an existing wire API is a row here and models in the
+//! catalogue.
+//!
+//! ```
+//! use oxpi_ai::provider_facts::facts;
+//! assert_eq!(facts("google").unwrap().api_key_env, ["GEMINI_API_KEY", "GOOGLE_API_KEY"]);
+//! assert_eq!(facts("cloudflare-ai-gateway").unwrap().auth_header.as_deref(), Some("cf-aig-authorization"));
+//! assert!(facts("my-local-server").is_none());
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+/// The facts file.
+const PROVIDERS_JSON: &str = include_str!("../data/providers.json");
+
+/// One provider's facts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ProviderFacts {
+    /// The variables that may hold its API key, in the order they are tried.
+    #[serde(default)]
+    pub api_key_env: Vec<String>,
+    /// The header that carries the key as `Bearer …` in place of the wire API's own.
+    #[serde(default)]
+    pub auth_header: Option<String>,
+    /// The model used when none is named (the labs' default).
+    #[serde(default)]
+    pub default_model: Option<String>,
+}
+
+/// Every provider's facts, by name, parsed on first use. A file that did not parse (the tests
+/// catch it) gives no facts and an error in the log, never a panic.
+pub fn all() -> &'static BTreeMap<String, ProviderFacts> {
+    static FACTS: OnceLock<BTreeMap<String, ProviderFacts>> = OnceLock::new();
+    FACTS.get_or_init(|| {
+        serde_json::from_str(PROVIDERS_JSON).unwrap_or_else(|e| {
+            tracing::error!("the built-in provider facts do not parse: {e}");
+            BTreeMap::new()
+        })
+    })
+}
+
+/// The facts of `provider`; `None` for a provider oxpi does not know (a local server).
+pub fn facts(provider: &str) -> Option<&'static ProviderFacts> {
+    all().get(provider)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_facts_file_parses_and_every_provider_has_a_key_variable() {
+        let parsed: BTreeMap<String, ProviderFacts> =
+            serde_json::from_str(PROVIDERS_JSON).expect("data/providers.json parses");
+        assert!(parsed.len() >= 40, "{}", parsed.len());
+        for (name, facts) in &parsed {
+            assert!(!facts.api_key_env.is_empty(), "{name} has no key variable");
+        }
+        assert_eq!(&parsed, all());
+    }
+}
