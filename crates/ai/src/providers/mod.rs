@@ -7,11 +7,12 @@
 //! previous one's envelope by its one new string; [`text`] is a JSON string borrowed from the
 //! chunk when it can be.
 
-/// Defines a provider that holds only its HTTP client: the struct (its doc given), `new`,
+/// Defines an SSE provider that holds only its HTTP client: the struct (its doc given), `new`,
 /// `with_client`, `Default`, and the [`ApiProvider`](crate::registry::ApiProvider) impl whose
-/// `stream` calls `$run(client, model, context, options, sink)`.
+/// `stream` runs `$prepare(&model, &context, &options)` and hands the prepared request to
+/// [`transport::drive_sse`] with the decoder `$decoder(out, seed, &model)`.
 macro_rules! http_provider {
-    ($(#[$doc:meta])* $name:ident, $api:expr, $run:expr) => {
+    ($(#[$doc:meta])* $name:ident, $api:expr, $prepare:expr, $decoder:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone)]
         pub struct $name {
@@ -50,7 +51,20 @@ macro_rules! http_provider {
                 options: $crate::options::StreamOptions,
                 sink: $crate::reply::EventSink,
             ) -> futures::future::BoxFuture<'static, ()> {
-                futures::FutureExt::boxed($run(self.client.clone(), model, context, options, sink))
+                let client = self.client.clone();
+                futures::FutureExt::boxed(async move {
+                    let prepared = $prepare(&model, &context, &options);
+                    drop(context);
+                    $crate::providers::transport::drive_sse(
+                        &model,
+                        &options,
+                        sink,
+                        client,
+                        prepared,
+                        |out, seed| $decoder(out, seed, &model),
+                    )
+                    .await;
+                })
             }
         }
     };

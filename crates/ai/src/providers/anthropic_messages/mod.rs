@@ -29,12 +29,11 @@ pub(crate) mod decode;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use self::decode::AnthropicDecoder;
-use super::transport::{drive_sse, PrepareError, Prepared};
+use super::transport::{PrepareError, Prepared};
 use crate::options::StreamOptions;
 use crate::providers::auth::{auth_header, required_api_key};
 use crate::providers::headers::request_headers;
 use crate::providers::url::base_url;
-use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_ANTHROPIC_MESSAGES};
@@ -61,23 +60,9 @@ http_provider!(
     /// The provider. Cloning shares the HTTP connection pool.
     AnthropicMessagesProvider,
     API_ANTHROPIC_MESSAGES,
-    run
+    prepare,
+    |out, (), model| AnthropicDecoder::new(out, model)
 );
-
-async fn run(
-    client: Result<reqwest::Client, String>,
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    sink: EventSink,
-) {
-    let prepared = prepare(&model, &context, &options).map(|p| (p, ()));
-    drop(context);
-    drive_sse(&model, &options, sink, client, prepared, |out, ()| {
-        AnthropicDecoder::new(out, &model)
-    })
-    .await;
-}
 
 /// The request (pure): the body, `x-api-key` (Cloudflare's gateway header for its provider),
 /// `anthropic-version` unless the model's or the options' headers set one.
@@ -85,7 +70,7 @@ fn prepare(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
-) -> Result<Prepared, PrepareError> {
+) -> Result<(Prepared, ()), PrepareError> {
     let error = |text: String| (StopReason::Error, text);
     let key = required_api_key(&model.provider, options).map_err(error)?;
     let request =
@@ -106,5 +91,5 @@ fn prepare(
     headers
         .entry(HeaderName::from_static("anthropic-version"))
         .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));
-    Ok(Prepared::new(url, headers, body, key))
+    Ok((Prepared::new(url, headers, body, key), ()))
 }

@@ -24,11 +24,10 @@ use reqwest::header::HeaderName;
 
 use self::convert::GeminiCompat;
 use self::decode::GeminiDecoder;
-use super::transport::{drive_sse, PrepareError, Prepared};
+use super::transport::{PrepareError, Prepared};
 use crate::options::StreamOptions;
 use crate::providers::auth::required_api_key;
 use crate::providers::headers::request_headers;
-use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_GOOGLE_GENERATIVE_AI};
@@ -43,7 +42,8 @@ http_provider!(
     /// The provider. Cloning shares the HTTP connection pool.
     GoogleGenerativeAiProvider,
     API_GOOGLE_GENERATIVE_AI,
-    run
+    prepare,
+    |out, (), model| GeminiDecoder::new(out, model)
 );
 
 /// The streaming URL for `model` (an empty base URL means [`DEFAULT_BASE_URL`]). A plain id is
@@ -73,27 +73,12 @@ pub fn stream_url(model: &Model) -> Result<String, String> {
     })
 }
 
-async fn run(
-    client: Result<reqwest::Client, String>,
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    sink: EventSink,
-) {
-    let prepared = prepare(&model, &context, &options).map(|p| (p, ()));
-    drop(context);
-    drive_sse(&model, &options, sink, client, prepared, |out, ()| {
-        GeminiDecoder::new(out, &model)
-    })
-    .await;
-}
-
 /// The request (pure): the body, the key in [`API_KEY_HEADER`].
 fn prepare(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
-) -> Result<Prepared, PrepareError> {
+) -> Result<(Prepared, ()), PrepareError> {
     let error = |text: String| (StopReason::Error, text);
     let compat = GeminiCompat::for_model(model).map_err(error)?;
     let key = required_api_key(&model.provider, options).map_err(error)?;
@@ -106,7 +91,7 @@ fn prepare(
         )
     });
     let headers = request_headers(model, options, auth).map_err(error)?;
-    Ok(Prepared::new(url, headers, body, key))
+    Ok((Prepared::new(url, headers, body, key), ()))
 }
 
 /// The JSON body of a request (Gemini's endpoint and Vertex AI's); `Err` when it cannot be

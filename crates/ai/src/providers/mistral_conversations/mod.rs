@@ -17,12 +17,11 @@ use reqwest::header::AUTHORIZATION;
 use super::openai_completions::compat::OpenAiCompat;
 use super::openai_completions::decode::ChatDecoder;
 use super::openai_completions::prepare::ChatSeed;
-use super::transport::{drive_sse, PrepareError, Prepared};
+use super::transport::{PrepareError, Prepared};
 use crate::options::StreamOptions;
 use crate::providers::auth::required_api_key;
 use crate::providers::headers::{add_session_headers, request_headers};
 use crate::providers::url::base_url;
-use crate::reply::EventSink;
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_MISTRAL_CONVERSATIONS};
@@ -34,7 +33,8 @@ http_provider!(
     /// The provider. Cloning shares the HTTP connection pool.
     MistralConversationsProvider,
     API_MISTRAL_CONVERSATIONS,
-    run
+    prepare,
+    |out, seed, model| ChatDecoder::new(out, model, seed, Some(stream::normalize_chunk))
 );
 
 /// The chat URL of a base URL.
@@ -46,21 +46,6 @@ http_provider!(
 /// ```
 pub fn chat_url(base: &str) -> String {
     crate::providers::url::versioned_url(base, "/chat/completions")
-}
-
-async fn run(
-    client: Result<reqwest::Client, String>,
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    sink: EventSink,
-) {
-    let prepared = prepare(&model, &context, &options);
-    drop(context);
-    drive_sse(&model, &options, sink, client, prepared, |out, seed| {
-        ChatDecoder::new(out, &model, seed, Some(stream::normalize_chunk))
-    })
-    .await;
 }
 
 /// The request (pure): Mistral's body, `Authorization: Bearer`, the session id as `x-affinity`;

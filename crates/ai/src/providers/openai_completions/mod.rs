@@ -21,30 +21,12 @@ pub mod text_tool_calls;
 pub mod wire;
 
 use self::decode::ChatDecoder;
-use crate::options::StreamOptions;
-use crate::providers::transport::drive_sse;
-use crate::reply::EventSink;
-use crate::types::context::Context;
-use crate::types::model::{Model, API_OPENAI_COMPLETIONS};
+use crate::types::model::API_OPENAI_COMPLETIONS;
 
 http_provider!(
     /// The Chat Completions provider. Cloning shares the HTTP connection pool.
     OpenAiCompletionsProvider,
     API_OPENAI_COMPLETIONS,
-    run
+    prepare::prepare,
+    |out, seed, model| ChatDecoder::new(out, model, seed, None)
 );
-
-async fn run(
-    client: Result<reqwest::Client, String>,
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    sink: EventSink,
-) {
-    let prepared = prepare::prepare(&model, &context, &options);
-    drop(context);
-    drive_sse(&model, &options, sink, client, prepared, |out, seed| {
-        ChatDecoder::new(out, &model, seed, None)
-    })
-    .await;
-}

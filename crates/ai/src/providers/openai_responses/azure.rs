@@ -9,7 +9,7 @@
 //! - the key goes in the `api-key` header, from [`crate::StreamOptions::api_key`] or
 //!   `AZURE_OPENAI_API_KEY`.
 
-use super::{run, Endpoint};
+use super::Endpoint;
 use crate::types::model::{Model, API_AZURE_OPENAI_RESPONSES};
 
 /// Characters escaped in a query value.
@@ -122,7 +122,8 @@ http_provider!(
     /// The Azure OpenAI Responses provider. Cloning shares the HTTP connection pool.
     AzureOpenAiResponsesProvider,
     API_AZURE_OPENAI_RESPONSES,
-    |client, model, context, options, sink| run(client, Endpoint::Azure, model, context, options, sink)
+    |model, context, options| super::prepare::prepare(Endpoint::Azure, model, context, options),
+    |out, seed, model| super::decode::ResponsesDecoder::new(out, model, seed)
 );
 
 #[cfg(test)]

@@ -26,17 +26,14 @@ pub(crate) mod decode;
 pub(crate) mod prepare;
 
 use self::decode::ResponsesDecoder;
-use super::transport::drive_sse;
-use crate::options::StreamOptions;
-use crate::reply::EventSink;
-use crate::types::context::Context;
-use crate::types::model::{Model, API_OPENAI_RESPONSES};
+use crate::types::model::API_OPENAI_RESPONSES;
 
 http_provider!(
     /// The Responses provider. Cloning shares the HTTP connection pool.
     OpenAiResponsesProvider,
     API_OPENAI_RESPONSES,
-    |client, model, context, options, sink| run(client, Endpoint::OpenAi, model, context, options, sink)
+    |model, context, options| prepare::prepare(Endpoint::OpenAi, model, context, options),
+    |out, seed, model| ResponsesDecoder::new(out, model, seed)
 );
 
 /// Who serves the Responses API: OpenAI (and compatible servers), or an Azure resource.
@@ -46,20 +43,4 @@ pub(crate) enum Endpoint {
     OpenAi,
     /// See [`azure`].
     Azure,
-}
-
-async fn run(
-    client: Result<reqwest::Client, String>,
-    endpoint: Endpoint,
-    model: Model,
-    context: Context,
-    options: StreamOptions,
-    sink: EventSink,
-) {
-    let prepared = prepare::prepare(endpoint, &model, &context, &options);
-    drop(context);
-    drive_sse(&model, &options, sink, client, prepared, |out, seed| {
-        ResponsesDecoder::new(out, &model, seed)
-    })
-    .await;
 }

@@ -3,9 +3,7 @@
 
 use std::future::Future;
 
-use super::{
-    attempt, final_body, open_failure, start_reply, Decoder, Flow, PrepareError, Prepared,
-};
+use super::{attempt, begin, or_fail, Decoder, Flow, PrepareError, Prepared};
 use crate::options::StreamOptions;
 use crate::providers::transport::open::{open_byte_stream, ABORTED_TEXT};
 use crate::providers::transport::read::{next_bytes, ByteStep};
@@ -43,16 +41,11 @@ pub(crate) async fn drive_frames<S, D: FrameDecoder>(
     content_type: &'static str,
     decoder: impl FnOnce(ReplyBuilder, S) -> D,
 ) {
-    let Some((out, client, mut prepared, seed)) = start_reply(model, sink, client, prepared).await
+    let Some((decoder, client, prepared)) =
+        begin(model, options, sink, client, prepared, decoder).await
     else {
         return;
     };
-    let mut decoder = decoder(out, seed);
-    if let Err(e) = final_body(&mut prepared, model, options).await {
-        let (reason, text) = open_failure(e);
-        decoder.fail(reason, text).await;
-        return;
-    }
     let opened = open_byte_stream(
         attempt(&client, &prepared),
         model,
@@ -61,13 +54,8 @@ pub(crate) async fn drive_frames<S, D: FrameDecoder>(
         content_type,
     )
     .await;
-    let mut source = match opened {
-        Ok(source) => source,
-        Err(e) => {
-            let (reason, text) = open_failure(e);
-            decoder.fail(reason, text).await;
-            return;
-        }
+    let Some((mut decoder, mut source)) = or_fail(decoder, opened).await else {
+        return;
     };
     drop(prepared);
     loop {

@@ -103,7 +103,7 @@ pub(crate) trait EventDecoder: Decoder {
 
 /// Starts a reply: the builder, or the terminal `error` when the client could not be built or
 /// the request could not be prepared.
-pub(super) async fn start_reply<S>(
+async fn start_reply<S>(
     model: &Model,
     sink: EventSink,
     client: Result<reqwest::Client, String>,
@@ -132,7 +132,7 @@ pub(super) async fn start_reply<S>(
 /// The body after [`StreamOptions::on_payload`] (the hook sees the JSON, may replace it or
 /// refuse the request), then signed once if the API signs, so a signing error fails the
 /// request before anything is sent.
-pub(super) async fn final_body(
+async fn final_body(
     prepared: &mut Prepared,
     model: &Model,
     options: &StreamOptions,
@@ -178,10 +178,50 @@ pub(super) fn attempt<'a>(
     }
 }
 
-pub(super) fn open_failure(error: OpenError) -> (StopReason, String) {
+fn open_failure(error: OpenError) -> (StopReason, String) {
     match error {
         OpenError::Aborted => (StopReason::Aborted, ABORTED_TEXT.to_string()),
         OpenError::Failed(text) => (StopReason::Error, text),
+    }
+}
+
+/// Starts a reply and readies its request: the decoder made from the reply's builder and the
+/// seed, the client, and the request with its final body. `None` when the reply already ended
+/// (no client, `prepare` failed, `on_payload` refused or the caller cancelled, signing failed):
+/// its terminal event is sent.
+pub(super) async fn begin<S, D: Decoder>(
+    model: &Model,
+    options: &StreamOptions,
+    sink: EventSink,
+    client: Result<reqwest::Client, String>,
+    prepared: Result<(Prepared, S), PrepareError>,
+    decoder: impl FnOnce(ReplyBuilder, S) -> D,
+) -> Option<(D, reqwest::Client, Prepared)> {
+    let (out, client, mut prepared, seed) = start_reply(model, sink, client, prepared).await?;
+    let decoder = decoder(out, seed);
+    match final_body(&mut prepared, model, options).await {
+        Ok(()) => Some((decoder, client, prepared)),
+        Err(e) => {
+            let (reason, text) = open_failure(e);
+            decoder.fail(reason, text).await;
+            None
+        }
+    }
+}
+
+/// The opened stream, or `None` once the reply has ended with the reason it could not be
+/// opened.
+pub(super) async fn or_fail<T, D: Decoder>(
+    decoder: D,
+    opened: Result<T, OpenError>,
+) -> Option<(D, T)> {
+    match opened {
+        Ok(source) => Some((decoder, source)),
+        Err(e) => {
+            let (reason, text) = open_failure(e);
+            decoder.fail(reason, text).await;
+            None
+        }
     }
 }
 
@@ -196,16 +236,11 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
     prepared: Result<(Prepared, S), PrepareError>,
     decoder: impl FnOnce(ReplyBuilder, S) -> D,
 ) {
-    let Some((out, client, mut prepared, seed)) = start_reply(model, sink, client, prepared).await
+    let Some((decoder, client, prepared)) =
+        begin(model, options, sink, client, prepared, decoder).await
     else {
         return;
     };
-    let mut decoder = decoder(out, seed);
-    if let Err(e) = final_body(&mut prepared, model, options).await {
-        let (reason, text) = open_failure(e);
-        decoder.fail(reason, text).await;
-        return;
-    }
     let opened = open_event_source(
         attempt(&client, &prepared),
         model,
@@ -213,13 +248,8 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
         prepared.secret.as_ref(),
     )
     .await;
-    let mut source = match opened {
-        Ok(source) => source,
-        Err(e) => {
-            let (reason, text) = open_failure(e);
-            decoder.fail(reason, text).await;
-            return;
-        }
+    let Some((mut decoder, mut source)) = or_fail(decoder, opened).await else {
+        return;
     };
     drop(prepared);
     loop {
