@@ -45,6 +45,7 @@ mod ls;
 mod read;
 mod text;
 mod walk;
+mod window_error;
 mod workspace;
 mod write;
 

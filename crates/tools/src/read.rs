@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use crate::cursor::LineCursor;
 use crate::fsutil::{format_size, is_symlink_refusal, kind_name, open_read_nofollow, opened_path};
 use crate::image::{image_mime_type, read_image};
-use crate::text::{read_window, Request, Stop, Window, WindowError};
+use crate::text::{read_window, Request, Stop, Window};
+use crate::window_error::WindowError;
 use crate::workspace::{PathError, Workspace};
 
 /// Bytes looked at to recognize images and binary data (as git does, a NUL byte means binary).
