@@ -1,6 +1,6 @@
 //! What a successful `read` reports in its result's `details`: the public [`ReadDetails`] for
-//! text and for images, and their JSON form. Both the text path ([`crate::read`]) and the image
-//! path ([`crate::image`]) build them.
+//! text and for images, and their JSON form. Both the text path (`read`) and the image path
+//! (`image`) build them.
 
 use serde::{Deserialize, Serialize};
 

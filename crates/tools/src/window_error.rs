@@ -1,5 +1,5 @@
-//! Why reading a window of lines failed: the one error of [`crate::cursor`] and
-//! [`crate::text`], turned into the `read` tool's messages by [`crate::read`].
+//! Why reading a window of lines failed: the one error of the line cursor (`cursor`) and of the
+//! window reader (`text`), which the `read` tool turns into its messages.
 
 use std::io;
 
