@@ -23,6 +23,7 @@
 //! ```
 
 mod client;
+mod connection;
 mod content;
 mod error;
 mod scan;

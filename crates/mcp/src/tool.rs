@@ -10,7 +10,7 @@ use rmcp::ServiceError;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Shared;
+use crate::connection::Shared;
 use crate::content::to_agent_result;
 
 /// The text of a call ended by the agent's abort (as oxpi-tools' tools say it).

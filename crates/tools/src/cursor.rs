@@ -5,7 +5,7 @@ use std::io::BufRead;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::text::WindowError;
+use crate::window_error::WindowError;
 
 /// How `LineCursor::read_line` ended.
 pub(crate) enum LineRead {

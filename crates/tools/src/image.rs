@@ -9,7 +9,7 @@ use oxpi_agent_core::{AgentToolResult, ToolError};
 use oxpi_ai::UserContent;
 
 use crate::fsutil::format_size;
-use crate::read::{to_json, ImageDetails, ReadDetails};
+use crate::read_details::{to_json, ImageDetails, ReadDetails};
 use crate::workspace::Workspace;
 
 /// The image type of data starting with `head`, by magic number.

@@ -43,8 +43,10 @@ mod image;
 mod listing;
 mod ls;
 mod read;
+mod read_details;
 mod text;
 mod walk;
+mod window_error;
 mod workspace;
 mod write;
 
@@ -55,7 +57,8 @@ pub use edit::{EditArgs, EditDetails, EditTool, Replacement, MAX_EDIT_BYTES};
 pub use find::{FindArgs, FindDetails, FindTool, DEFAULT_FIND_LIMIT};
 pub use grep::{GrepArgs, GrepDetails, GrepTool, DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS};
 pub use ls::{LsArgs, LsDetails, LsTool, DEFAULT_LS_LIMIT};
-pub use read::{ImageDetails, ReadArgs, ReadDetails, ReadTool, TextDetails, TruncatedBy};
+pub use read::{ReadArgs, ReadTool};
+pub use read_details::{ImageDetails, ReadDetails, TextDetails, TruncatedBy};
 pub use workspace::{
     Limits, PathError, Workspace, DEFAULT_MAX_BYTES, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_LINES,
     DEFAULT_MAX_SCAN_BYTES, MAX_PATH_BYTES,

@@ -6,13 +6,15 @@ use std::num::NonZeroU64;
 
 use oxpi_agent_core::{AgentTool, AgentToolResult, ToolError, ToolUpdateFn};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::cursor::LineCursor;
 use crate::fsutil::{format_size, is_symlink_refusal, kind_name, open_read_nofollow, opened_path};
 use crate::image::{image_mime_type, read_image};
-use crate::text::{read_window, Request, Stop, Window, WindowError};
+use crate::read_details::{to_json, ReadDetails, TextDetails, TruncatedBy};
+use crate::text::{read_window, Request, Stop, Window};
+use crate::window_error::WindowError;
 use crate::workspace::{PathError, Workspace};
 
 /// Bytes looked at to recognize images and binary data (as git does, a NUL byte means binary).
@@ -44,65 +46,6 @@ impl ReadArgs {
             limit: None,
         }
     }
-}
-
-/// What a successful `read` did, in [`AgentToolResult::details`] (as JSON, tagged by `kind`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum ReadDetails {
-    /// Text was returned.
-    Text(TextDetails),
-    /// An image was returned.
-    Image(ImageDetails),
-}
-
-/// Details of a text read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TextDetails {
-    /// The file, relative to the workspace root.
-    pub path: String,
-    /// First line shown (1-indexed).
-    pub start_line: u64,
-    /// Whole lines shown (0 when only the beginning of one long line is shown).
-    pub lines: u64,
-    /// Lines in the file; `None` when counting them would have meant reading more than
-    /// [`Limits::max_scan_bytes`](crate::Limits::max_scan_bytes) past the text returned.
-    pub total_lines: Option<u64>,
-    /// Why the text stops before the end of the file, if it does.
-    pub truncated_by: Option<TruncatedBy>,
-    /// The `offset` to continue with, if there is more.
-    pub next_offset: Option<u64>,
-    /// Bytes actually read from the file (including read-ahead).
-    pub bytes_read: u64,
-    /// Whether invalid UTF-8 was replaced with U+FFFD.
-    pub invalid_utf8: bool,
-}
-
-/// Why a text read stops before the end of the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum TruncatedBy {
-    /// The line limit.
-    Lines,
-    /// The byte limit.
-    Bytes,
-    /// The caller's `limit`.
-    Limit,
-    /// The first line alone is over the byte limit; only its beginning is shown.
-    LongLine,
-}
-
-/// Details of an image read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImageDetails {
-    /// The file, relative to the workspace root.
-    pub path: String,
-    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
-    pub mime_type: String,
-    /// Size of the image in bytes.
-    pub bytes: u64,
 }
 
 /// The `read` tool, bound to a [`Workspace`].
@@ -321,10 +264,6 @@ fn binary(shown: &str) -> ToolError {
         "Cannot read {shown}: it is a binary file (only text and png, jpeg, gif or webp images \
          can be read)"
     ))
-}
-
-pub(crate) fn to_json(details: &ReadDetails) -> serde_json::Value {
-    serde_json::to_value(details).unwrap_or(serde_json::Value::Null)
 }
 
 /// The text sent to the model for `window`, and the details (path and bytes read left blank).

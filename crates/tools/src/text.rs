@@ -7,26 +7,10 @@
 //! longer than the byte limit is cut (at a character boundary). The reader reads the lines it
 //! skips and returns, then at most `max_scan_bytes` more to count the rest.
 
-use std::io::{self, BufRead};
+use std::io::BufRead;
 
 use crate::cursor::{LineCursor, LineRead};
-
-/// Why a window failed.
-#[derive(Debug)]
-pub(crate) enum WindowError {
-    /// The requested first line is past the end; the data has `total` lines.
-    BeyondEnd { total: u64 },
-    /// The cancellation token fired.
-    Cancelled,
-    /// Reading failed.
-    Io(io::Error),
-}
-
-impl From<io::Error> for WindowError {
-    fn from(e: io::Error) -> Self {
-        Self::Io(e)
-    }
-}
+use crate::window_error::WindowError;
 
 /// What a window asks for.
 #[derive(Debug, Clone)]
