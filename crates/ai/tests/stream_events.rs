@@ -572,10 +572,7 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_text() {
     faux.push(FauxReply::text("hello world, this is long"));
     let registry = registry_with(&faux);
     let cancel = CancellationToken::new();
-    let options = StreamOptions {
-        cancel: cancel.clone(),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_cancel(cancel.clone());
     let mut stream = registry.stream(&faux.model(), &Context::default(), options);
     let mut events = Vec::new();
     let mut before_terminal = None;
