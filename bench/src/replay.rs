@@ -264,11 +264,9 @@ pub async fn replay_oxpi(origin: &str, index: usize, exchange: &Exchange) -> Sum
     model.api = exchange.api.clone();
     model.provider = exchange.provider.clone();
     let context = Context::new("replay").with_message(Message::user("replay"));
-    let options = StreamOptions {
-        api_key: Some("test-key".into()),
-        max_retries: 0,
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("test-key")
+        .with_max_retries(0);
     let mut stream = oxpi_ai::stream(&model, &context, options);
     let mut last = None;
     while let Some(event) = stream.next().await {

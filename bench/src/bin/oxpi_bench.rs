@@ -149,11 +149,9 @@ async fn stream_once(args: &Args) -> Result<Report, String> {
     let context = Context::new("You are a benchmark.")
         .with_message(Message::user("Write the file."))
         .with_tool(write_tool());
-    let options = StreamOptions {
-        api_key: Some(ApiKey::new("bench-key")),
-        max_retries: 0,
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key(ApiKey::new("bench-key"))
+        .with_max_retries(0);
 
     let span = Span::start();
     let mut events = oxpi_ai::stream(&model, &context, options);

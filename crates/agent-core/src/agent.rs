@@ -9,16 +9,17 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use oxpi_ai::{
-    AssistantMessage, Message, Model, PartialMessage, ProviderRegistry, ReasoningLevel,
-    StreamOptions, Tool, UserMessage,
+    AssistantMessage, AssistantMessageEventStream, Context, Message, Model, PartialMessage,
+    ProviderRegistry, ReasoningLevel, StreamOptions, Tool, UserMessage,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::hooks::{
-    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode,
-    ShouldStopAfterTurnFn, StreamFn, ToolExecution, TransformContextFn,
+    AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
+    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolExecution, ToolOutcome,
+    TransformContextFn,
 };
 use crate::tool::AgentToolHandle;
 
@@ -27,13 +28,33 @@ pub const DEFAULT_MAX_TURNS: usize = 200;
 
 /// How an agent starts: model, prompt, tools, history, hooks.
 ///
+/// Start from [`AgentOptions::new`] and set the rest with the `with_*` methods, one per field
+/// (the struct is `#[non_exhaustive]`, so new options do not break callers); the fields stay
+/// public to read or to change.
+///
 /// ```
-/// use oxpi_agent_core::{Agent, AgentOptions};
+/// use oxpi_agent_core::{Agent, AgentOptions, ToolCallDecision, ToolExecution};
+/// use oxpi_ai::{ReasoningLevel, StreamOptions};
+///
 /// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
-/// let agent = Agent::new(AgentOptions::new(model).with_system_prompt("Be brief."));
+/// let options = AgentOptions::new(model)
+///     .with_system_prompt("Be brief.")
+///     .with_thinking_level(ReasoningLevel::Low)
+///     .with_max_turns(20)
+///     .with_tool_execution(ToolExecution::Sequential)
+///     .with_stream_options(StreamOptions::default().with_max_retries(0))
+///     .with_before_tool_call(|call| async move {
+///         if call.tool_call.name == "bash" {
+///             ToolCallDecision::Block { reason: "no shell here".into() }
+///         } else {
+///             ToolCallDecision::Allow
+///         }
+///     });
+/// let agent = Agent::new(options);
 /// assert!(agent.messages().is_empty());
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct AgentOptions {
     /// The model.
     pub model: Model,
@@ -109,6 +130,78 @@ impl AgentOptions {
         }
     }
 
+    /// Replaces the [`model`](Self::model).
+    pub fn with_model(mut self, model: Model) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// Sets the [`thinking_level`](Self::thinking_level) for reasoning models.
+    pub fn with_thinking_level(mut self, level: ReasoningLevel) -> Self {
+        self.thinking_level = Some(level);
+        self
+    }
+
+    /// Sets the initial history, [`messages`](Self::messages), replacing any set before.
+    pub fn with_messages(mut self, messages: impl IntoIterator<Item = Message>) -> Self {
+        self.messages = messages.into_iter().collect();
+        self
+    }
+
+    /// Makes requests with `stream_fn` instead of oxpi-ai's built-in providers (see
+    /// [`StreamFn`]).
+    pub fn with_stream_fn<F>(mut self, stream_fn: F) -> Self
+    where
+        F: Fn(&Model, &Context, StreamOptions) -> AssistantMessageEventStream
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.stream_fn = Some(Arc::new(stream_fn));
+        self
+    }
+
+    /// Rewrites the history before each request (see [`TransformContextFn`]).
+    pub fn with_transform_context<F, Fut>(mut self, transform: F) -> Self
+    where
+        F: Fn(Arc<Vec<Message>>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Arc<Vec<Message>>> + Send + 'static,
+    {
+        self.transform_context = Some(Arc::new(move |messages, cancel| {
+            transform(messages, cancel).boxed()
+        }));
+        self
+    }
+
+    /// Converts the history to the messages sent to the model (see [`ConvertToLlmFn`]).
+    pub fn with_convert_to_llm<F>(mut self, convert: F) -> Self
+    where
+        F: Fn(&[Message]) -> Vec<Message> + Send + Sync + 'static,
+    {
+        self.convert_to_llm = Some(Arc::new(convert));
+        self
+    }
+
+    /// Decides whether each validated tool call may run (see [`BeforeToolCallFn`]).
+    pub fn with_before_tool_call<F, Fut>(mut self, before: F) -> Self
+    where
+        F: Fn(BeforeToolCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ToolCallDecision> + Send + 'static,
+    {
+        self.before_tool_call = Some(Arc::new(move |call| before(call).boxed()));
+        self
+    }
+
+    /// Sees, and may replace, each tool call's result (see [`AfterToolCallFn`]).
+    pub fn with_after_tool_call<F, Fut>(mut self, after: F) -> Self
+    where
+        F: Fn(AfterToolCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Option<ToolOutcome>> + Send + 'static,
+    {
+        self.after_tool_call = Some(Arc::new(move |call| after(call).boxed()));
+        self
+    }
+
     /// Sets the session id sent with every request.
     pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
         self.session_id = Some(session_id.into());
@@ -181,7 +274,8 @@ impl AgentOptions {
         self
     }
 
-    /// Makes requests through `registry` (e.g. one holding the faux provider).
+    /// Makes requests through `registry` (e.g. one holding the faux provider): sets
+    /// [`stream_fn`](Self::stream_fn) to `registry.stream`.
     pub fn with_registry(mut self, registry: ProviderRegistry) -> Self {
         self.stream_fn = Some(Arc::new(move |model, context, options| {
             registry.stream(model, context, options)

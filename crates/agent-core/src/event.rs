@@ -8,7 +8,11 @@ use oxpi_ai::{AssistantMessageEvent, Message, ToolResultMessage};
 use crate::tool::AgentToolResult;
 
 /// Something that happened during a run. Listeners see every event, in order.
+///
+/// `#[non_exhaustive]`: a `match` outside oxpi-agent-core needs a `_` arm, so a new event kind
+/// does not break it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(
     tag = "type",
     rename_all = "snake_case",

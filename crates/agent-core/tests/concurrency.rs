@@ -95,10 +95,7 @@ async fn two_hundred_agents_keep_their_own_histories() {
             AgentOptions::new(model.clone())
                 .with_system_prompt(name.clone())
                 .with_tool(tool)
-                .with_stream_options(StreamOptions {
-                    max_retries: 0,
-                    ..StreamOptions::default()
-                }),
+                .with_stream_options(StreamOptions::default().with_max_retries(0)),
         );
         runs.push(tokio::spawn(async move {
             agent.prompt(format!("go {name}")).await.unwrap();

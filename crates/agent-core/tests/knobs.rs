@@ -310,15 +310,13 @@ fn text_reply() -> Reply {
 fn http_agent_options(server: &TestServer) -> AgentOptions {
     let mut model = oxpi_ai::Model::openai_compatible(format!("{}/v1", server.base_url()), "qwen");
     model.compat = Some(json!({"sendSessionAffinityHeaders": true}));
-    let stream_options = StreamOptions {
-        max_retries: 0,
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
-    .with_on_payload(|mut body, _| async move {
-        body["user"] = json!("team-a");
-        Ok(Some(body))
-    });
+    let stream_options = StreamOptions::default()
+        .with_max_retries(0)
+        .with_timeout(Duration::from_secs(10))
+        .with_on_payload(|mut body, _| async move {
+            body["user"] = json!("team-a");
+            Ok(Some(body))
+        });
     AgentOptions::new(model)
         .with_stream_options(stream_options)
         .with_tool(handle(ReadTool::default()))

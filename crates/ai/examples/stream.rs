@@ -138,12 +138,10 @@ async fn main() -> ExitCode {
     };
     let mut context = Context::default().with_message(Message::user(args.prompt.clone()));
     context.system_prompt = args.system.clone();
-    let options = StreamOptions {
-        api_key: args.api_key.clone().map(Into::into),
-        max_tokens: args.max_tokens,
-        temperature: args.temperature,
-        ..StreamOptions::default()
-    };
+    let mut options = StreamOptions::default();
+    options.api_key = args.api_key.clone().map(Into::into);
+    options.max_tokens = args.max_tokens;
+    options.temperature = args.temperature;
     let mut stream = oxpi_ai::stream(&model, &context, options);
     let mut last = None;
     while let Some(event) = stream.next().await {

@@ -14,7 +14,11 @@ use crate::types::message::{AssistantMessage, StopReason};
 ///
 /// Messages and finished tool calls are boxed so that an event stays small (64 bytes): the
 /// many delta events are moved through the provider's batch, the channel and the consumer.
+///
+/// `#[non_exhaustive]`: a `match` outside oxpi-ai needs a `_` arm, so a new event kind does not
+/// break it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(
     tag = "type",
     rename_all = "snake_case",

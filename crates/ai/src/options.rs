@@ -91,22 +91,31 @@ impl ReasoningLevel {
 /// 60 s cap on a retry wait, 120 s to get response headers, 300 s idle gap allowed between events,
 /// no overall deadline, short prompt caching, no hooks.
 ///
+/// Build it from `Default` with the `with_*` methods, one per field (the struct is
+/// `#[non_exhaustive]`, so new knobs do not break callers); the fields stay public to read or
+/// to change on a template.
+///
 /// ```
+/// use std::time::Duration;
 /// use oxpi_ai::{CacheRetention, StreamOptions, ToolChoice};
 ///
-/// let options = StreamOptions {
-///     session_id: Some("session-42".into()),
-///     cache_retention: Some(CacheRetention::Long),
-///     tool_choice: Some(ToolChoice::tool("read")),
-///     ..StreamOptions::default()
-/// }
-/// .with_on_payload(|mut body, _model| async move {
-///     body["user"] = "team-a".into();
-///     Ok(Some(body))
-/// });
+/// let options = StreamOptions::default()
+///     .with_api_key("sk-test")
+///     .with_max_tokens(4_096)
+///     .with_timeout(Duration::from_secs(30))
+///     .with_session_id("session-42")
+///     .with_cache_retention(CacheRetention::Long)
+///     .with_tool_choice(ToolChoice::tool("read"))
+///     .with_on_payload(|mut body, _model| async move {
+///         body["user"] = "team-a".into();
+///         Ok(Some(body))
+///     });
+/// assert_eq!(options.max_tokens, Some(4_096));
+/// assert_eq!(options.session_id.as_deref(), Some("session-42"));
 /// assert!(options.on_payload.is_some());
 /// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StreamOptions {
     /// Sampling temperature.
     pub temperature: Option<f32>,
@@ -191,6 +200,134 @@ impl Default for StreamOptions {
 pub const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
 
 impl StreamOptions {
+    /// Sets the sampling [`temperature`](Self::temperature).
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the output token limit, [`max_tokens`](Self::max_tokens).
+    pub fn with_max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the [`api_key`](Self::api_key), used instead of the provider's environment variable.
+    pub fn with_api_key(mut self, api_key: impl Into<ApiKey>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// Sets the extra HTTP [`headers`](Self::headers), replacing any set before.
+    pub fn with_headers<K, V>(mut self, headers: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.headers = headers
+            .into_iter()
+            .map(|(name, value)| (name.into(), value.into()))
+            .collect();
+        self
+    }
+
+    /// Sets the token that [`cancel`](Self::cancel)s the request.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Sets the longest wait for the response headers of one attempt, [`timeout`](Self::timeout).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the longest gap allowed between two stream events, [`idle_timeout`](Self::idle_timeout).
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// Sets how many times a failed request is retried, [`max_retries`](Self::max_retries).
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = max_retries;
+        self
+    }
+
+    /// Sets the first backoff delay, [`retry_base_delay`](Self::retry_base_delay).
+    pub fn with_retry_base_delay(mut self, retry_base_delay: Duration) -> Self {
+        self.retry_base_delay = retry_base_delay;
+        self
+    }
+
+    /// Sets the longest single retry wait, [`max_retry_delay`](Self::max_retry_delay).
+    pub fn with_max_retry_delay(mut self, max_retry_delay: Duration) -> Self {
+        self.max_retry_delay = max_retry_delay;
+        self
+    }
+
+    /// Sets the [`reasoning`](Self::reasoning) effort.
+    pub fn with_reasoning(mut self, reasoning: ReasoningLevel) -> Self {
+        self.reasoning = Some(reasoning);
+        self
+    }
+
+    /// Sets the longest time the whole request may take, [`deadline`](Self::deadline).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Sets how long the prompt stays cached, [`cache_retention`](Self::cache_retention).
+    pub fn with_cache_retention(mut self, cache_retention: CacheRetention) -> Self {
+        self.cache_retention = Some(cache_retention);
+        self
+    }
+
+    /// Sets the conversation's [`session_id`](Self::session_id) (prompt caching, routing).
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Sets whether, and which, tool the model must call, [`tool_choice`](Self::tool_choice).
+    pub fn with_tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = Some(tool_choice);
+        self
+    }
+
+    /// Sets the request [`metadata`](Self::metadata), replacing any set before.
+    pub fn with_metadata<K, V>(mut self, metadata: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<Value>,
+    {
+        self.metadata = metadata
+            .into_iter()
+            .map(|(key, value)| (key.into(), value.into()))
+            .collect();
+        self
+    }
+
+    /// Sets the OpenAI Responses processing tier, [`service_tier`](Self::service_tier).
+    pub fn with_service_tier(mut self, service_tier: ServiceTier) -> Self {
+        self.service_tier = Some(service_tier);
+        self
+    }
+
+    /// Sets the OpenAI Responses [`reasoning_summary`](Self::reasoning_summary) detail.
+    pub fn with_reasoning_summary(mut self, reasoning_summary: ReasoningSummary) -> Self {
+        self.reasoning_summary = Some(reasoning_summary);
+        self
+    }
+
+    /// Sets the [`thinking_budgets`](Self::thinking_budgets) per level.
+    pub fn with_thinking_budgets(mut self, thinking_budgets: ThinkingBudgets) -> Self {
+        self.thinking_budgets = thinking_budgets;
+        self
+    }
+
     /// Sets [`on_payload`](Self::on_payload) from an async closure. Return `Ok(None)` to send the
     /// body unchanged, `Ok(Some(body))` to send another, `Err(text)` to fail the request with
     /// that text (nothing is sent).

@@ -155,11 +155,9 @@ mod with_feature {
     }
 
     pub(crate) fn options() -> StreamOptions {
-        StreamOptions {
-            max_retries: 0,
-            timeout: Duration::from_secs(10),
-            ..StreamOptions::default()
-        }
+        StreamOptions::default()
+            .with_max_retries(0)
+            .with_timeout(Duration::from_secs(10))
     }
 
     pub(crate) async fn stream(
@@ -188,10 +186,7 @@ mod with_feature {
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         });
-        let options = StreamOptions {
-            tool_choice: Some(ToolChoice::Auto),
-            ..options()
-        };
+        let options = options().with_tool_choice(ToolChoice::Auto);
         let message = stream(&model, &context, options).await;
         assert_eq!(
             message.stop_reason,
@@ -262,10 +257,7 @@ mod with_feature {
         ])])
         .await
         .unwrap();
-        let options = StreamOptions {
-            api_key: Some("bedrock-api-key-123".into()),
-            ..options()
-        };
+        let options = options().with_api_key("bedrock-api-key-123");
         let message = stream(
             &model(&server, "amazon.nova-lite-v1:0"),
             &user_context("hi"),
@@ -417,11 +409,9 @@ mod with_feature {
         let context = user_context("read a.txt")
             .with_message(oxpi_ai::Message::Assistant(first))
             .with_message(oxpi_ai::ToolResultMessage::text(&call, "hello", false));
-        let options = StreamOptions {
-            reasoning: Some(oxpi_ai::ReasoningLevel::Low),
-            cache_retention: Some(oxpi_ai::CacheRetention::Long),
-            ..options()
-        };
+        let options = options()
+            .with_reasoning(oxpi_ai::ReasoningLevel::Low)
+            .with_cache_retention(oxpi_ai::CacheRetention::Long);
         stream(&claude, &context, options).await;
         let body = server.requests()[1].json();
         assert_eq!(
@@ -456,11 +446,9 @@ mod with_feature {
         ])
         .await
         .unwrap();
-        let options = StreamOptions {
-            max_retries: 1,
-            retry_base_delay: Duration::from_millis(5),
-            ..options()
-        };
+        let options = options()
+            .with_max_retries(1)
+            .with_retry_base_delay(Duration::from_millis(5));
         let message = stream(&model(&server, CLAUDE), &user_context("hi"), options).await;
         assert_eq!(message.stop_reason, StopReason::ToolUse);
         let requests = server.requests();
@@ -528,10 +516,7 @@ mod with_feature {
         }])
         .await
         .unwrap();
-        let options = StreamOptions {
-            idle_timeout: Duration::from_millis(200),
-            ..options()
-        };
+        let options = options().with_idle_timeout(Duration::from_millis(200));
         let message = stream(&model(&server, CLAUDE), &user_context("hi"), options).await;
         assert_eq!(
             (
@@ -554,10 +539,7 @@ mod with_feature {
             .unwrap();
         let mut claude = model(&server, CLAUDE);
         claude.reasoning = true;
-        let thinking = || StreamOptions {
-            reasoning: Some(oxpi_ai::ReasoningLevel::High),
-            ..options()
-        };
+        let thinking = || options().with_reasoning(oxpi_ai::ReasoningLevel::High);
         // 2,000 tokens of output: a 16,384 budget shrinks to 976, below Anthropic's 1,024.
         claude.max_tokens = 2_000;
         stream(&claude, &user_context("hi"), thinking()).await;

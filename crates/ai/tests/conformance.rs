@@ -289,12 +289,10 @@ fn gemini(script: &Script) -> (Vec<String>, Vec<String>) {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("test-key".into()),
-        retry_base_delay: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key("test-key")
+        .with_retry_base_delay(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(10))
 }
 
 fn context() -> Context {
@@ -610,10 +608,7 @@ async fn stalls_end_on_the_idle_timer_and_keep_partial_content() {
             .map(|e| Part::Bytes(e.into_bytes()))
             .collect();
         parts.push(Part::Stall);
-        let options = StreamOptions {
-            idle_timeout: Duration::from_millis(200),
-            ..options()
-        };
+        let options = options().with_idle_timeout(Duration::from_millis(200));
         let (message, requests, _) =
             run_with(api, vec![Reply::sse_parts(parts)], options.clone()).await;
         assert_eq!(message.text(), "Hello world", "{api:?}");
@@ -671,10 +666,7 @@ async fn cancel_mid_stream_ends_as_aborted_with_partial_content() {
 #[tokio::test]
 async fn the_key_never_reaches_an_error_message() {
     const KEY: &str = "sk-oxpi-canary-0123456789abcdef0123456789";
-    let with_key = || StreamOptions {
-        api_key: Some(KEY.into()),
-        ..options()
-    };
+    let with_key = || options().with_api_key(KEY);
     for api in APIS {
         let (mut body, _) = api.render(&hello());
         body.push(api.error_event(&format!("upstream rejected Bearer {KEY} here")));
@@ -759,10 +751,7 @@ async fn pings_and_deadline(api: Api) {
             .map(|e| Part::Bytes(e.clone().into_bytes()))
             .collect()
     };
-    let idle = StreamOptions {
-        idle_timeout: Duration::from_secs(2),
-        ..options()
-    };
+    let idle = options().with_idle_timeout(Duration::from_secs(2));
 
     // 4 s of pings, two idle timeouts long, then the rest: the reply completes.
     let mut parts = bytes(first);
@@ -780,10 +769,7 @@ async fn pings_and_deadline(api: Api) {
     // Pings for ever: the deadline ends it, keeping what arrived.
     let mut parts = bytes(first);
     parts.extend(pings(1000));
-    let with_deadline = StreamOptions {
-        deadline: Some(Duration::from_secs(3)),
-        ..idle.clone()
-    };
+    let with_deadline = idle.clone().with_deadline(Duration::from_secs(3));
     let (message, requests, _) =
         run_with(api, vec![Reply::sse_parts(parts)], with_deadline.clone()).await;
     assert_eq!(

@@ -154,12 +154,10 @@ async fn failed_reply(provider: &str, api: &str, status: u16, body: &str) -> Ass
     let server = TestServer::start(vec![Reply::json_error(status, body)])
         .await
         .unwrap();
-    let options = StreamOptions {
-        api_key: Some("test-key".into()),
-        max_retries: 0,
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("test-key")
+        .with_max_retries(0)
+        .with_timeout(Duration::from_secs(10));
     let (_, message) = run(&model(&server, provider, api), &user_context("hi"), options).await;
     assert_eq!(message.stop_reason, StopReason::Error, "{provider}");
     message

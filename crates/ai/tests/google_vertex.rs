@@ -37,20 +37,15 @@ fn model(server: &TestServer) -> Model {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        max_retries: 0,
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_max_retries(0)
+        .with_timeout(Duration::from_secs(10))
 }
 
 #[tokio::test]
 async fn express_mode_sends_the_key_in_a_header_to_the_publisher_path() {
     let server = TestServer::start_fn(respond).await.unwrap();
-    let options = StreamOptions {
-        api_key: Some("vertex-express-key".into()),
-        ..options()
-    };
+    let options = options().with_api_key("vertex-express-key");
     let (_, message) = run(&model(&server), &user_context("hi"), options).await;
     assert_eq!(
         message.stop_reason,
@@ -74,10 +69,7 @@ async fn express_mode_sends_the_key_in_a_header_to_the_publisher_path() {
 #[tokio::test]
 async fn pis_credentials_marker_is_not_taken_for_a_key() {
     let server = TestServer::start_fn(respond).await.unwrap();
-    let options = StreamOptions {
-        api_key: Some("gcp-vertex-credentials".into()),
-        ..options()
-    };
+    let options = options().with_api_key("gcp-vertex-credentials");
     let registry = {
         let mut registry = ProviderRegistry::new();
         registry.register(GoogleVertexProvider::new().with_location("us-central1"));

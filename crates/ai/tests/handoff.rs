@@ -255,12 +255,10 @@ async fn every_api_continues_every_other_apis_conversation() {
                     parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
                 }],
             };
-            let options = StreamOptions {
-                api_key: Some("k".into()),
-                max_retries: 0,
-                retry_base_delay: Duration::from_millis(1),
-                ..StreamOptions::default()
-            };
+            let options = StreamOptions::default()
+                .with_api_key("k")
+                .with_max_retries(0)
+                .with_retry_base_delay(Duration::from_millis(1));
             let reply = oxpi_ai::stream(&model, &context, options).result().await;
             let label = format!("{source} -> {target}");
             assert_eq!(

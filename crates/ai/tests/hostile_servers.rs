@@ -31,12 +31,10 @@ fn model(api: &str, path: &str, server: &TestServer) -> Model {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        max_retries: 1,
-        retry_base_delay: Duration::from_millis(5),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key(KEY)
+        .with_max_retries(1)
+        .with_retry_base_delay(Duration::from_millis(5))
 }
 
 async fn complete(registry: &ProviderRegistry, model: &Model) -> oxpi_ai::AssistantMessage {

@@ -27,12 +27,10 @@ fn model(server: &TestServer, id: &str) -> Model {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("mistral-test-key".into()),
-        max_retries: 0,
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key("mistral-test-key")
+        .with_max_retries(0)
+        .with_timeout(Duration::from_secs(10))
 }
 
 /// What a reply says, for comparing two providers' readings of one stream.
@@ -117,13 +115,11 @@ async fn the_request_is_pis_shape() {
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         });
-    let options = StreamOptions {
-        session_id: Some("s-1".into()),
-        reasoning: Some(ReasoningLevel::High),
-        tool_choice: Some(ToolChoice::Required),
-        max_tokens: Some(1000),
-        ..options()
-    };
+    let options = options()
+        .with_session_id("s-1")
+        .with_reasoning(ReasoningLevel::High)
+        .with_tool_choice(ToolChoice::Required)
+        .with_max_tokens(1000);
     run(&magistral, &context, options.clone()).await;
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/chat/completions");

@@ -18,11 +18,9 @@ fn model(server: &TestServer) -> Model {
 }
 
 fn fast_options() -> StreamOptions {
-    StreamOptions {
-        retry_base_delay: Duration::from_millis(5),
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_retry_base_delay(Duration::from_millis(5))
+        .with_timeout(Duration::from_secs(10))
 }
 
 fn sse(chunks: &[Value]) -> Vec<String> {
@@ -543,10 +541,7 @@ async fn cancel_during_a_retry_wait_returns_promptly() {
     ])
     .await
     .unwrap();
-    let options = StreamOptions {
-        max_retry_delay: Duration::from_secs(60),
-        ..fast_options()
-    };
+    let options = fast_options().with_max_retry_delay(Duration::from_secs(60));
     let cancel = options.cancel.clone();
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -414,29 +414,25 @@ fn model_in_pis_shape_round_trips() {
     let model: Model = serde_json::from_value(pi.clone()).unwrap();
     let mut headers = std::collections::BTreeMap::new();
     headers.insert("X-Title".to_string(), "oxpi".to_string());
-    assert_eq!(
-        model,
-        Model {
-            id: "gpt-4o-mini".into(),
-            name: "GPT-4o mini".into(),
-            api: "openai-completions".into(),
-            provider: "openai".into(),
-            base_url: "https://api.openai.com/v1".into(),
-            reasoning: false,
-            input: vec![InputKind::Text, InputKind::Image],
-            cost: ModelCost {
-                input: 0.15,
-                output: 0.6,
-                cache_read: 0.075,
-                cache_write: 0.0,
-            },
-            context_window: 128_000,
-            max_tokens: 16_384,
-            headers,
-            compat: Some(json!({"supportsStore": false, "maxTokensField": "max_tokens"})),
-            thinking_level_map: None,
-        }
-    );
+    // Model is #[non_exhaustive]: every field is set on a constructed one instead of a literal.
+    let mut expected = Model::openai_compatible("https://api.openai.com/v1", "gpt-4o-mini");
+    expected.name = "GPT-4o mini".into();
+    expected.api = "openai-completions".into();
+    expected.provider = "openai".into();
+    expected.reasoning = false;
+    expected.input = vec![InputKind::Text, InputKind::Image];
+    expected.cost = ModelCost {
+        input: 0.15,
+        output: 0.6,
+        cache_read: 0.075,
+        cache_write: 0.0,
+    };
+    expected.context_window = 128_000;
+    expected.max_tokens = 16_384;
+    expected.headers = headers;
+    expected.compat = Some(json!({"supportsStore": false, "maxTokensField": "max_tokens"}));
+    expected.thinking_level_map = None;
+    assert_eq!(model, expected);
     let back = serde_json::to_value(&model).unwrap();
     assert_eq!(numbers_as_f64(back), numbers_as_f64(pi));
 }

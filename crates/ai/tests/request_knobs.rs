@@ -72,12 +72,10 @@ fn all_apis(server: &TestServer) -> Vec<Model> {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("test-key".into()),
-        retry_base_delay: Duration::from_millis(5),
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key("test-key")
+        .with_retry_base_delay(Duration::from_millis(5))
+        .with_timeout(Duration::from_secs(10))
 }
 
 fn with_tool(context: Context) -> Context {
@@ -168,10 +166,7 @@ async fn tool_choice_takes_each_apis_wire_form() {
     for model in all_apis(&server) {
         let (_, wanted) = expected.iter().find(|(api, _)| *api == model.api).unwrap();
         for (choice, wanted) in choices.iter().zip(wanted) {
-            let options = StreamOptions {
-                tool_choice: Some(choice.clone()),
-                ..options()
-            };
+            let options = options().with_tool_choice(choice.clone());
             let body = sent(&server, &model, &context, options).await.json();
             assert_eq!(
                 &tool_choice_field(&model.api, &body),
@@ -205,10 +200,7 @@ async fn default_output_limit_is_the_models_capped_at_32000() {
     for mut model in all_apis(&server) {
         let body = sent(&server, &model, &context, options()).await.json();
         assert_eq!(field(&model.api, &body), json!(32_000), "{}", model.api);
-        let explicit = StreamOptions {
-            max_tokens: Some(500),
-            ..options()
-        };
+        let explicit = options().with_max_tokens(500);
         let body = sent(&server, &model, &context, explicit).await.json();
         assert_eq!(field(&model.api, &body), json!(500), "{}", model.api);
         model.max_tokens = 8_000;
@@ -224,10 +216,10 @@ async fn thinking_budgets_are_added_to_the_limit_and_can_be_overridden() {
     model.reasoning = true;
     model.max_tokens = 64_000;
     let context = user_context("think");
-    let thinking = |level, budgets| StreamOptions {
-        reasoning: Some(level),
-        thinking_budgets: budgets,
-        ..options()
+    let thinking = |level, budgets| {
+        options()
+            .with_reasoning(level)
+            .with_thinking_budgets(budgets)
     };
     let body = sent(
         &server,
@@ -290,10 +282,10 @@ async fn session_id_and_cache_retention_reach_openai_as_pi_sends_them() {
     let server = server().await;
     let context = user_context("hi");
     let responses = model(&server, API_OPENAI_RESPONSES, "openai", "gpt-test");
-    let cached = |retention| StreamOptions {
-        session_id: Some("session-7".into()),
-        cache_retention: Some(retention),
-        ..options()
+    let cached = |retention| {
+        options()
+            .with_session_id("session-7")
+            .with_cache_retention(retention)
     };
 
     let short = sent(&server, &responses, &context, cached(CacheRetention::Short)).await;
@@ -363,10 +355,7 @@ async fn openrouter_claude_gets_anthropic_cache_markers_through_chat_completions
         ])
     );
     assert_eq!(body["tools"][0]["cache_control"], ephemeral);
-    let none = StreamOptions {
-        cache_retention: Some(CacheRetention::None),
-        ..options()
-    };
+    let none = options().with_cache_retention(CacheRetention::None);
     let body = sent(&server, &model, &context, none).await.json();
     assert!(!body.to_string().contains("cache_control"), "{body}");
 }
@@ -465,10 +454,7 @@ async fn metadata_user_id_reaches_anthropic_only() {
     metadata.insert("user_id".to_string(), json!("user-1234"));
     metadata.insert("team".to_string(), json!("ignored"));
     for model in all_apis(&server) {
-        let options = StreamOptions {
-            metadata: metadata.clone(),
-            ..options()
-        };
+        let options = options().with_metadata(metadata.clone());
         let body = sent(&server, &model, &user_context("hi"), options)
             .await
             .json();
@@ -490,9 +476,10 @@ async fn service_tier_is_sent_and_scales_the_cost() {
         output: 10.0,
         ..ModelCost::default()
     };
-    let tiered = |tier| StreamOptions {
-        service_tier: tier,
-        ..options()
+    let tiered = |tier| {
+        let mut options = options();
+        options.service_tier = tier;
+        options
     };
     let (_, standard) = run(&model, &user_context("hi"), tiered(None)).await;
     assert!(
@@ -533,10 +520,7 @@ async fn the_tier_the_server_names_decides_the_price() {
     let mut model = model(&server, API_OPENAI_RESPONSES, "openai", "gpt-test");
     model.cost.input = 2.0;
     // Asked for flex, served (and billed) at the default tier.
-    let options = StreamOptions {
-        service_tier: Some(ServiceTier::Flex),
-        ..options()
-    };
+    let options = options().with_service_tier(ServiceTier::Flex);
     let (_, message) = run(&model, &user_context("hi"), options).await;
     assert!(
         (message.usage.cost.total - 2.0).abs() < 1e-9,
@@ -550,10 +534,7 @@ async fn reasoning_summary_turns_reasoning_on_for_responses() {
     let server = server().await;
     let mut model = model(&server, API_OPENAI_RESPONSES, "openai", "gpt-test");
     model.reasoning = true;
-    let summary_only = StreamOptions {
-        reasoning_summary: Some(ReasoningSummary::Detailed),
-        ..options()
-    };
+    let summary_only = options().with_reasoning_summary(ReasoningSummary::Detailed);
     let body = sent(&server, &model, &user_context("hi"), summary_only)
         .await
         .json();
@@ -562,10 +543,7 @@ async fn reasoning_summary_turns_reasoning_on_for_responses() {
         json!({"effort": "medium", "summary": "detailed"})
     );
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
-    let effort = StreamOptions {
-        reasoning: Some(ReasoningLevel::Low),
-        ..options()
-    };
+    let effort = options().with_reasoning(ReasoningLevel::Low);
     let body = sent(&server, &model, &user_context("hi"), effort)
         .await
         .json();
@@ -624,10 +602,7 @@ async fn anthropic_cache_tokens_land_in_usage_and_cost() {
 #[tokio::test]
 async fn xhigh_is_clamped_to_high_unless_the_model_takes_it() {
     let server = server().await;
-    let xhigh = || StreamOptions {
-        reasoning: Some(ReasoningLevel::Xhigh),
-        ..options()
-    };
+    let xhigh = || options().with_reasoning(ReasoningLevel::Xhigh);
     let mut completions = model(&server, API_OPENAI_COMPLETIONS, "openai", "o-test");
     completions.reasoning = true;
     let mut responses = model(&server, API_OPENAI_RESPONSES, "openai", "gpt-test");
@@ -675,9 +650,10 @@ async fn azure_sends_the_responses_body_to_its_own_endpoint_with_an_api_key_head
 #[tokio::test]
 async fn pis_thinking_formats_and_level_maps_reach_chat_completions() {
     let server = server().await;
-    let think = |level| StreamOptions {
-        reasoning: level,
-        ..options()
+    let think = |level| {
+        let mut options = options();
+        options.reasoning = level;
+        options
     };
     let with_format = |format: &str| {
         let mut m = model(&server, API_OPENAI_COMPLETIONS, "local", "m");

@@ -51,11 +51,9 @@ fn the_key_never_leaks() {
             .unwrap();
             let mut model = Model::openai_compatible(format!("{}/v1", server.base_url()), "m");
             model.provider = "openai".into();
-            let options = StreamOptions {
-                api_key: Some(KEY.into()),
-                retry_base_delay: Duration::from_millis(1),
-                ..StreamOptions::default()
-            };
+            let options = StreamOptions::default()
+                .with_api_key(KEY)
+                .with_retry_base_delay(Duration::from_millis(1));
             let mut seen = format!("{options:?}\n{model:?}\n");
             let context = Context::new("s").with_message(Message::user("hi"));
             let mut stream = oxpi_ai::stream(&model, &context, options);

@@ -51,6 +51,7 @@ fn kind(event: &AssistantMessageEvent) -> &'static str {
         E::ToolcallEnd { .. } => "toolcall_end",
         E::Done { .. } => "done",
         E::Error { .. } => "error",
+        other => panic!("an event kind this helper does not know: {other:?}"),
     }
 }
 
@@ -133,6 +134,7 @@ fn check_grammar(events: &[AssistantMessageEvent]) -> AssistantMessage {
             | E::ToolcallDelta { content_index, .. }
             | E::ToolcallEnd { content_index, .. } => ("toolcall", *content_index),
             E::Start { .. } | E::Done { .. } | E::Error { .. } => continue,
+            other => panic!("an event kind this check does not know: {other:?}"),
         };
         match event {
             E::TextStart { .. } | E::ThinkingStart { .. } | E::ToolcallStart { .. } => {
@@ -572,10 +574,7 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_text() {
     faux.push(FauxReply::text("hello world, this is long"));
     let registry = registry_with(&faux);
     let cancel = CancellationToken::new();
-    let options = StreamOptions {
-        cancel: cancel.clone(),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_cancel(cancel.clone());
     let mut stream = registry.stream(&faux.model(), &Context::default(), options);
     let mut events = Vec::new();
     let mut before_terminal = None;

@@ -70,15 +70,13 @@ async fn run(live: &LiveModel) -> Result<(), String> {
 
     let trace = Arc::new(Mutex::new(Trace::default()));
     let requests = RequestLog::default();
+    let mut stream_options = StreamOptions::default().with_temperature(0.0);
+    stream_options.api_key = live.api_key.clone();
     let mut options = AgentOptions::new(live.model.clone())
         .with_system_prompt(SYSTEM_PROMPT)
         .with_tool(read)
         .with_max_turns(6)
-        .with_stream_options(StreamOptions {
-            temperature: Some(0.0),
-            api_key: live.api_key.clone(),
-            ..StreamOptions::default()
-        });
+        .with_stream_options(stream_options);
     options.stream_fn = Some(requests.stream_fn());
     let agent = Agent::new(options);
 

@@ -53,16 +53,15 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     let write = oxpi_tools::write_tool(workspace).map_err(|e| e.to_string())?;
 
     let requests = RequestLog::default();
+    let mut stream_options = StreamOptions::default()
+        .with_temperature(0.0)
+        .with_max_tokens(400);
+    stream_options.api_key = live.api_key.clone();
     let mut options = AgentOptions::new(live.model.clone())
         .with_system_prompt(SYSTEM_PROMPT)
         .with_tools([read, write])
         .with_max_turns(6)
-        .with_stream_options(StreamOptions {
-            temperature: Some(0.0),
-            max_tokens: Some(400),
-            api_key: live.api_key.clone(),
-            ..StreamOptions::default()
-        });
+        .with_stream_options(stream_options);
     options.stream_fn = Some(requests.stream_fn());
     let agent = Agent::new(options);
     let _subscription = agent.subscribe(print_event);

@@ -96,16 +96,15 @@ async fn run(live: &LiveModel) -> Result<(), String> {
         .ok_or("mcp-server-git has no git_log tool")?;
 
     let requests = RequestLog::default();
+    let mut stream_options = StreamOptions::default()
+        .with_temperature(0.0)
+        .with_max_tokens(400);
+    stream_options.api_key = live.api_key.clone();
     let mut options = AgentOptions::new(live.model.clone())
         .with_system_prompt(SYSTEM_PROMPT)
         .with_tool(git_log)
         .with_max_turns(4)
-        .with_stream_options(StreamOptions {
-            temperature: Some(0.0),
-            max_tokens: Some(400),
-            api_key: live.api_key.clone(),
-            ..StreamOptions::default()
-        });
+        .with_stream_options(stream_options);
     options.stream_fn = Some(requests.stream_fn());
     let agent = Agent::new(options);
     let _subscription = agent.subscribe(print_event);

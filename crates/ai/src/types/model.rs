@@ -51,8 +51,19 @@ pub struct ModelCost {
 }
 
 /// A model on a provider: its wire API, endpoint, abilities, limits and prices.
+///
+/// `#[non_exhaustive]`, so a new field does not break users: get one from the catalogue, from
+/// pi's JSON (serde), or from [`Model::openai_compatible`], then set its public fields.
+///
+/// ```
+/// let mut model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+/// model.reasoning = true;
+/// model.context_window = 32_768;
+/// assert_eq!(model.provider, "openai-compatible");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Model {
     /// Model id sent to the provider.
     pub id: String,

@@ -175,10 +175,7 @@ fn cache_markers_follow_cache_retention() {
             StopReason::ToolUse,
         ))
         .with_message(ToolResultMessage::text(&call, "done", false));
-    let with = |retention| StreamOptions {
-        cache_retention: Some(retention),
-        ..fast_options()
-    };
+    let with = |retention| fast_options().with_cache_retention(retention);
     let off = request_json(&model, &context, &with(CacheRetention::None));
     assert!(!off.to_string().contains("cache_control"), "{off}");
 
@@ -227,11 +224,7 @@ fn thinking_budget_replaces_temperature() {
         parameters: json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
             "properties": {"path": {"type": "string"}}, "required": ["path"]}),
     });
-    let options = StreamOptions {
-        temperature: Some(0.2),
-        max_tokens: Some(4000),
-        ..fast_options()
-    };
+    let options = fast_options().with_temperature(0.2).with_max_tokens(4000);
     let body = request_json(&model, &context, &options);
     assert_eq!(
         (
@@ -246,10 +239,7 @@ fn thinking_budget_replaces_temperature() {
         json!([{"name": "read", "description": "Read a file", "input_schema":
             {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}])
     );
-    let thinking = StreamOptions {
-        reasoning: Some(ReasoningLevel::Medium),
-        ..options
-    };
+    let thinking = options.with_reasoning(ReasoningLevel::Medium);
     let body = request_json(&model, &context, &thinking);
     assert_eq!(
         (

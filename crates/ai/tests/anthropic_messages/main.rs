@@ -44,15 +44,13 @@ fn model(server: &TestServer) -> Model {
 }
 
 fn fast_options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        retry_base_delay: Duration::from_millis(5),
-        timeout: Duration::from_secs(10),
+    StreamOptions::default()
+        .with_api_key(KEY)
+        .with_retry_base_delay(Duration::from_millis(5))
+        .with_timeout(Duration::from_secs(10))
         // Cache markers have their own tests (`convert::cache_markers_follow_cache_retention`);
         // the rest compare bodies without them, as the recorded (uncached) requests have none.
-        cache_retention: Some(oxpi_ai::CacheRetention::None),
-        ..StreamOptions::default()
-    }
+        .with_cache_retention(oxpi_ai::CacheRetention::None)
 }
 
 /// One SSE event as Anthropic writes it: `event: <type>` then `data: <json>`.

@@ -358,10 +358,7 @@ async fn rebuilds_a_recorded_multi_turn_tool_conversation() {
         "{stem}: user, then 3 assistant turns with 2, 1 and 1 results"
     );
     // The recorded client asked for the model's whole limit; oxpi's default is capped at 32,000.
-    let options = StreamOptions {
-        max_tokens: Some(model.max_tokens),
-        ..fast_options()
-    };
+    let options = fast_options().with_max_tokens(model.max_tokens);
     let (_, message) = run(&model, &context, options).await;
     assert_eq!(message.stop_reason, StopReason::Stop, "{stem}");
     assert_eq!(

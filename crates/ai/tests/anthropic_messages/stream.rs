@@ -185,10 +185,8 @@ async fn a_missing_key_names_the_variable() {
         return;
     }
     let server = TestServer::start(vec![]).await.unwrap();
-    let options = StreamOptions {
-        api_key: None,
-        ..fast_options()
-    };
+    let mut options = fast_options();
+    options.api_key = None;
     let (events, message) = run(&model(&server), &user_context("hi"), options).await;
     assert_eq!(events.len(), 2, "start, error");
     assert_eq!(
@@ -337,10 +335,7 @@ async fn an_idle_stall_ends_in_an_error() {
     let server = TestServer::start(vec![Reply::sse_parts(parts)])
         .await
         .unwrap();
-    let options = StreamOptions {
-        idle_timeout: Duration::from_millis(200),
-        ..fast_options()
-    };
+    let options = fast_options().with_idle_timeout(Duration::from_millis(200));
     let (_, message) = run(&model(&server), &user_context("hi"), options).await;
     assert_eq!(message.text(), "partial ");
     assert_eq!(

@@ -60,10 +60,7 @@ async fn a_frame_that_declares_4_gb_fails_at_once() {
     }])
     .await
     .unwrap();
-    let options = StreamOptions {
-        idle_timeout: Duration::from_secs(120),
-        ..options()
-    };
+    let options = options().with_idle_timeout(Duration::from_secs(120));
     let started = std::time::Instant::now();
     let message = stream(&model(&server, CLAUDE), &user_context("hi"), options).await;
     assert_eq!(

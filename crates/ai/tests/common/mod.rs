@@ -69,5 +69,6 @@ pub fn kind(event: &AssistantMessageEvent) -> &'static str {
         E::ToolcallEnd { .. } => "toolcall_end",
         E::Done { .. } => "done",
         E::Error { .. } => "error",
+        other => panic!("an event kind this helper does not know: {other:?}"),
     }
 }

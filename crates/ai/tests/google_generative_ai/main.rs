@@ -46,12 +46,10 @@ fn model(server: &TestServer) -> Model {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        retry_base_delay: Duration::from_millis(5),
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key(KEY)
+        .with_retry_base_delay(Duration::from_millis(5))
+        .with_timeout(Duration::from_secs(10))
 }
 
 /// One `data:` line per object.

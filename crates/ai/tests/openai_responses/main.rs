@@ -35,12 +35,10 @@ fn model(server: &TestServer) -> Model {
 }
 
 fn fast_options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("sk-test-key".into()),
-        retry_base_delay: Duration::from_millis(5),
-        timeout: Duration::from_secs(10),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key("sk-test-key")
+        .with_retry_base_delay(Duration::from_millis(5))
+        .with_timeout(Duration::from_secs(10))
 }
 
 /// One SSE event, named like OpenAI names them.
