@@ -121,12 +121,19 @@ pub enum QueueMode {
     All,
 }
 
-/// How a batch of tool calls runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ToolExecution {
-    /// All at once; results are still recorded in call order.
-    #[default]
-    Parallel,
-    /// One after another, in call order.
-    Sequential,
+/// Awaits a hook, turning a panic into an error text that names the hook.
+pub(crate) async fn guarded<T>(
+    hook: &str,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, String> {
+    use futures::FutureExt;
+    std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .await
+        .map_err(|panic| {
+            format!(
+                "The {hook} hook panicked: {}",
+                oxpi_ai::registry::panic_text(&*panic)
+            )
+        })
 }

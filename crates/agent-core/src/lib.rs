@@ -7,17 +7,21 @@
 mod agent;
 mod event;
 mod hooks;
+mod inner;
+mod options;
 mod run_loop;
 mod tool;
+mod tool_calls;
 
-pub use agent::{Agent, AgentError, AgentOptions, PromptInput, Subscription, DEFAULT_MAX_TURNS};
+pub use agent::{Agent, AgentError, PromptInput, Subscription};
 pub use event::AgentEvent;
 pub use hooks::{
     AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
-    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolExecution, ToolOutcome,
-    TransformContextFn, TurnSummary,
+    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolOutcome, TransformContextFn,
+    TurnSummary,
 };
+pub use options::{AgentOptions, DEFAULT_MAX_TURNS};
 pub use tool::{
     AgentTool, AgentToolHandle, AgentToolResult, DynamicAgentTool, ToolCallFailure, ToolError,
-    ToolUpdateFn,
+    ToolExecution, ToolUpdateFn,
 };

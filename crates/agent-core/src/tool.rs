@@ -14,8 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::ToolExecution;
-
 /// What a tool returns: content for the model and optional details for the application.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AgentToolResult {
@@ -415,4 +413,14 @@ impl AgentToolHandle {
             .execute_erased(tool_call_id, args, None, cancel, on_update)
             .await
     }
+}
+
+/// How a batch of tool calls runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolExecution {
+    /// All at once; results are still recorded in call order.
+    #[default]
+    Parallel,
+    /// One after another, in call order.
+    Sequential,
 }

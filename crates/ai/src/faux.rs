@@ -31,8 +31,8 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use crate::options::StreamOptions;
+use crate::provider_kit::ApiProvider;
 use crate::providers::transport::open::ABORTED_TEXT;
-use crate::registry::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;

@@ -31,6 +31,7 @@ pub mod options;
 pub mod overflow;
 pub mod partial_json;
 pub mod provider_facts;
+pub mod provider_kit;
 pub mod providers;
 pub mod registry;
 pub mod reply;

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
-use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use crate::event::AssistantMessageEvent;
@@ -16,24 +15,7 @@ use crate::types::context::Context;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
 
-/// One wire API (e.g. `openai-completions`).
-///
-/// `stream` runs the whole request, sending events to `sink`. It should end with exactly one
-/// terminal event; if it returns (or panics) without one, the registry sends an `error` event.
-/// It must watch `options.cancel` and end with `aborted` when it fires.
-pub trait ApiProvider: Send + Sync + 'static {
-    /// The `model.api` value this provider serves.
-    fn api(&self) -> &str;
-
-    /// Runs one request.
-    fn stream(
-        &self,
-        model: Model,
-        context: Context,
-        options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()>;
-}
+pub use crate::provider_kit::ApiProvider;
 
 /// Providers by API name.
 #[derive(Clone, Default)]

@@ -8,7 +8,7 @@
 //! chunk when it can be.
 
 /// Defines an SSE provider that holds only its HTTP client: the struct (its doc given), `new`,
-/// `with_client`, `Default`, and the [`ApiProvider`](crate::registry::ApiProvider) impl whose
+/// `with_client`, `Default`, and the [`ApiProvider`](crate::provider_kit::ApiProvider) impl whose
 /// `stream` runs `$prepare(&model, &context, &options)` and hands the prepared request to
 /// [`transport::drive_sse`] with the decoder `$decoder(out, seed, &model)`.
 macro_rules! http_provider {
@@ -39,7 +39,7 @@ macro_rules! http_provider {
             }
         }
 
-        impl $crate::registry::ApiProvider for $name {
+        impl $crate::provider_kit::ApiProvider for $name {
             fn api(&self) -> &str {
                 $api
             }

@@ -5,7 +5,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use crate::options::StreamOptions;
-use crate::registry::ApiProvider;
+use crate::provider_kit::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;

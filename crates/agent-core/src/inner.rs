@@ -1,0 +1,169 @@
+//! The agent's shared inside, one layer below [`crate::agent`] and [`crate::run_loop`] (which
+//! both use it): its state, settings and hooks, listeners and how events reach them, the
+//! queues, the run lock.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use oxpi_ai::{Message, Model, PartialMessage, ReasoningLevel, StreamOptions, Tool};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AgentEvent;
+use crate::hooks::{
+    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode,
+    ShouldStopAfterTurnFn, StreamFn, TransformContextFn,
+};
+use crate::options::AgentOptions;
+use crate::tool::{AgentToolHandle, ToolExecution};
+
+/// What the agent holds: the conversation and its settings, behind [`Inner::state`].
+pub(crate) struct State {
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) model: Model,
+    pub(crate) thinking_level: Option<ReasoningLevel>,
+    pub(crate) tools: Vec<AgentToolHandle>,
+    pub(crate) tool_definitions: Vec<Tool>,
+    pub(crate) messages: Arc<Vec<Message>>,
+    pub(crate) is_streaming: bool,
+    pub(crate) streaming_message: PartialMessage,
+    pub(crate) pending_tool_calls: BTreeSet<String>,
+    pub(crate) error_message: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) steering_mode: QueueMode,
+    pub(crate) follow_up_mode: QueueMode,
+}
+
+pub(crate) type SyncListener = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+pub(crate) type AsyncListener =
+    Arc<dyn Fn(Arc<AgentEvent>) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// A subscribed listener.
+#[derive(Clone)]
+pub(crate) enum Listener {
+    Sync(SyncListener),
+    Async(AsyncListener),
+}
+
+/// The agent's shared inside: state, settings and hooks, listeners, queues, the run lock.
+pub(crate) struct Inner {
+    pub(crate) state: Mutex<State>,
+    pub(crate) stream_options: StreamOptions,
+    pub(crate) stream_fn: StreamFn,
+    pub(crate) tool_execution: ToolExecution,
+    pub(crate) max_turns: usize,
+    pub(crate) transform_context: Option<TransformContextFn>,
+    pub(crate) convert_to_llm: Option<ConvertToLlmFn>,
+    pub(crate) before_tool_call: Option<BeforeToolCallFn>,
+    pub(crate) after_tool_call: Option<AfterToolCallFn>,
+    pub(crate) get_api_key: Option<GetApiKeyFn>,
+    pub(crate) should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
+    pub(crate) listeners: Mutex<Vec<(u64, Listener)>>,
+    pub(crate) next_listener: AtomicU64,
+    pub(crate) steering: Mutex<VecDeque<Message>>,
+    pub(crate) follow_ups: Mutex<VecDeque<Message>>,
+    pub(crate) run_lock: Arc<tokio::sync::Mutex<()>>,
+    pub(crate) cancel: Mutex<CancellationToken>,
+    pub(crate) idle: watch::Sender<bool>,
+}
+
+/// Locks a mutex, carrying on with the data if a panic poisoned it (state stays plain data).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Inner {
+    /// An idle agent's inside, from its options.
+    pub(crate) fn new(options: AgentOptions) -> Self {
+        let tool_definitions = options
+            .tools
+            .iter()
+            .map(|t| t.definition().clone())
+            .collect();
+        let stream_fn: StreamFn = options
+            .stream_fn
+            .unwrap_or_else(|| Arc::new(oxpi_ai::stream));
+        let (idle, _) = watch::channel(true);
+        Self {
+            state: Mutex::new(State {
+                system_prompt: options.system_prompt,
+                model: options.model,
+                thinking_level: options.thinking_level,
+                tools: options.tools,
+                tool_definitions,
+                messages: Arc::new(options.messages),
+                is_streaming: false,
+                streaming_message: PartialMessage::new(),
+                pending_tool_calls: BTreeSet::new(),
+                error_message: None,
+                session_id: options.session_id,
+                steering_mode: options.steering_mode,
+                follow_up_mode: options.follow_up_mode,
+            }),
+            stream_options: options.stream_options,
+            stream_fn,
+            tool_execution: options.tool_execution,
+            max_turns: options.max_turns,
+            transform_context: options.transform_context,
+            convert_to_llm: options.convert_to_llm,
+            before_tool_call: options.before_tool_call,
+            after_tool_call: options.after_tool_call,
+            get_api_key: options.get_api_key,
+            should_stop_after_turn: options.should_stop_after_turn,
+            listeners: Mutex::new(Vec::new()),
+            next_listener: AtomicU64::new(0),
+            steering: Mutex::new(VecDeque::new()),
+            follow_ups: Mutex::new(VecDeque::new()),
+            run_lock: Arc::new(tokio::sync::Mutex::new(())),
+            cancel: Mutex::new(CancellationToken::new()),
+            idle,
+        }
+    }
+
+    /// The state, locked.
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// Sends an event to every listener, in subscription order, awaiting each.
+    pub(crate) async fn emit(&self, event: AgentEvent) {
+        let listeners: Vec<Listener> = lock(&self.listeners)
+            .iter()
+            .map(|(_, l)| l.clone())
+            .collect();
+        if listeners.is_empty() {
+            return;
+        }
+        let event = Arc::new(event);
+        for listener in listeners {
+            let outcome = match listener {
+                Listener::Sync(f) => std::panic::catch_unwind(AssertUnwindSafe(|| f(&event))),
+                Listener::Async(f) => AssertUnwindSafe(f(event.clone())).catch_unwind().await,
+            };
+            if outcome.is_err() {
+                tracing::error!("an agent event listener panicked; the run goes on");
+            }
+        }
+    }
+}
+
+/// Appends to the history and emits `message_start` / `message_end`.
+pub(crate) async fn append(inner: &Inner, added: &mut Vec<Message>, message: Message) {
+    inner
+        .emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await;
+    append_silently(inner, added, message.clone());
+    inner.emit(AgentEvent::MessageEnd { message }).await;
+}
+
+/// Appends to the history (and to this run's `added`) without events.
+pub(crate) fn append_silently(inner: &Inner, added: &mut Vec<Message>, message: Message) {
+    added.push(message.clone());
+    Arc::make_mut(&mut inner.state().messages).push(message);
+}

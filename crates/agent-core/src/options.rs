@@ -1,0 +1,290 @@
+//! [`AgentOptions`]: how an agent starts (model, prompt, tools, history, hooks), one builder
+//! per field.
+
+use std::sync::Arc;
+
+use futures::FutureExt;
+use oxpi_ai::{
+    AssistantMessageEventStream, Context, Message, Model, ProviderRegistry, ReasoningLevel,
+    StreamOptions,
+};
+
+use crate::hooks::{
+    AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
+    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolOutcome, TransformContextFn,
+};
+use crate::tool::{AgentToolHandle, ToolExecution};
+use tokio_util::sync::CancellationToken;
+
+/// Default limit on model requests per run.
+pub const DEFAULT_MAX_TURNS: usize = 200;
+
+/// How an agent starts: model, prompt, tools, history, hooks.
+///
+/// Start from [`AgentOptions::new`] and set the rest with the `with_*` methods, one per field
+/// (the struct is `#[non_exhaustive]`, so new options do not break callers); the fields stay
+/// public to read or to change.
+///
+/// ```
+/// use oxpi_agent_core::{Agent, AgentOptions, ToolCallDecision, ToolExecution};
+/// use oxpi_ai::{ReasoningLevel, StreamOptions};
+///
+/// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+/// let options = AgentOptions::new(model)
+///     .with_system_prompt("Be brief.")
+///     .with_thinking_level(ReasoningLevel::Low)
+///     .with_max_turns(20)
+///     .with_tool_execution(ToolExecution::Sequential)
+///     .with_stream_options(StreamOptions::default().with_max_retries(0))
+///     .with_before_tool_call(|call| async move {
+///         if call.tool_call.name == "bash" {
+///             ToolCallDecision::Block { reason: "no shell here".into() }
+///         } else {
+///             ToolCallDecision::Allow
+///         }
+///     });
+/// let agent = Agent::new(options);
+/// assert!(agent.messages().is_empty());
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct AgentOptions {
+    /// The model.
+    pub model: Model,
+    /// System prompt.
+    pub system_prompt: Option<String>,
+    /// Reasoning level for reasoning models.
+    pub thinking_level: Option<ReasoningLevel>,
+    /// Tools.
+    pub tools: Vec<AgentToolHandle>,
+    /// Initial history.
+    pub messages: Vec<Message>,
+    /// Template for each request's options (key, temperature, timeouts…); `cancel` is replaced.
+    pub stream_options: StreamOptions,
+    /// How requests are made; `None` uses oxpi-ai's built-in providers.
+    pub stream_fn: Option<StreamFn>,
+    /// Parallel (default) or sequential tool execution.
+    pub tool_execution: ToolExecution,
+    /// Most model requests in one run.
+    pub max_turns: usize,
+    /// See [`TransformContextFn`].
+    pub transform_context: Option<TransformContextFn>,
+    /// See [`ConvertToLlmFn`].
+    pub convert_to_llm: Option<ConvertToLlmFn>,
+    /// See [`BeforeToolCallFn`].
+    pub before_tool_call: Option<BeforeToolCallFn>,
+    /// See [`AfterToolCallFn`].
+    pub after_tool_call: Option<AfterToolCallFn>,
+    /// Sent with every request as [`StreamOptions::session_id`] (prompt caching, routing).
+    pub session_id: Option<String>,
+    /// See [`GetApiKeyFn`].
+    pub get_api_key: Option<GetApiKeyFn>,
+    /// See [`ShouldStopAfterTurnFn`].
+    pub should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
+    /// How steering messages are taken (default one at a time, as pi).
+    pub steering_mode: QueueMode,
+    /// How follow-up messages are taken (default one at a time, as pi).
+    pub follow_up_mode: QueueMode,
+}
+
+impl std::fmt::Debug for AgentOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentOptions")
+            .field("model", &self.model.id)
+            .field("tools", &self.tools)
+            .field("messages", &self.messages.len())
+            .field("max_turns", &self.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentOptions {
+    /// Options with this model and everything else default.
+    pub fn new(model: Model) -> Self {
+        Self {
+            model,
+            system_prompt: None,
+            thinking_level: None,
+            tools: Vec::new(),
+            messages: Vec::new(),
+            stream_options: StreamOptions::default(),
+            stream_fn: None,
+            tool_execution: ToolExecution::Parallel,
+            max_turns: DEFAULT_MAX_TURNS,
+            transform_context: None,
+            convert_to_llm: None,
+            before_tool_call: None,
+            after_tool_call: None,
+            session_id: None,
+            get_api_key: None,
+            should_stop_after_turn: None,
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+        }
+    }
+
+    /// Replaces the [`model`](Self::model).
+    pub fn with_model(mut self, model: Model) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// Sets the [`thinking_level`](Self::thinking_level) for reasoning models.
+    pub fn with_thinking_level(mut self, level: ReasoningLevel) -> Self {
+        self.thinking_level = Some(level);
+        self
+    }
+
+    /// Sets the initial history, [`messages`](Self::messages), replacing any set before.
+    pub fn with_messages(mut self, messages: impl IntoIterator<Item = Message>) -> Self {
+        self.messages = messages.into_iter().collect();
+        self
+    }
+
+    /// Makes requests with `stream_fn` instead of oxpi-ai's built-in providers (see
+    /// [`StreamFn`]).
+    pub fn with_stream_fn<F>(mut self, stream_fn: F) -> Self
+    where
+        F: Fn(&Model, &Context, StreamOptions) -> AssistantMessageEventStream
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.stream_fn = Some(Arc::new(stream_fn));
+        self
+    }
+
+    /// Rewrites the history before each request (see [`TransformContextFn`]).
+    pub fn with_transform_context<F, Fut>(mut self, transform: F) -> Self
+    where
+        F: Fn(Arc<Vec<Message>>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Arc<Vec<Message>>> + Send + 'static,
+    {
+        self.transform_context = Some(Arc::new(move |messages, cancel| {
+            transform(messages, cancel).boxed()
+        }));
+        self
+    }
+
+    /// Converts the history to the messages sent to the model (see [`ConvertToLlmFn`]).
+    pub fn with_convert_to_llm<F>(mut self, convert: F) -> Self
+    where
+        F: Fn(&[Message]) -> Vec<Message> + Send + Sync + 'static,
+    {
+        self.convert_to_llm = Some(Arc::new(convert));
+        self
+    }
+
+    /// Decides whether each validated tool call may run (see [`BeforeToolCallFn`]).
+    pub fn with_before_tool_call<F, Fut>(mut self, before: F) -> Self
+    where
+        F: Fn(BeforeToolCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ToolCallDecision> + Send + 'static,
+    {
+        self.before_tool_call = Some(Arc::new(move |call| before(call).boxed()));
+        self
+    }
+
+    /// Sees, and may replace, each tool call's result (see [`AfterToolCallFn`]).
+    pub fn with_after_tool_call<F, Fut>(mut self, after: F) -> Self
+    where
+        F: Fn(AfterToolCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Option<ToolOutcome>> + Send + 'static,
+    {
+        self.after_tool_call = Some(Arc::new(move |call| after(call).boxed()));
+        self
+    }
+
+    /// Sets the session id sent with every request.
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Asks `get_api_key(provider)` for the key before each request (see [`GetApiKeyFn`]).
+    ///
+    /// ```
+    /// use oxpi_agent_core::AgentOptions;
+    /// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+    /// let options = AgentOptions::new(model).with_get_api_key(|_provider| async {
+    ///     Ok(Some(oxpi_ai::ApiKey::new("token-from-the-vault")))
+    /// });
+    /// assert!(options.get_api_key.is_some());
+    /// ```
+    pub fn with_get_api_key<F, Fut>(mut self, get_api_key: F) -> Self
+    where
+        F: Fn(&str) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Option<oxpi_ai::ApiKey>, String>> + Send + 'static,
+    {
+        self.get_api_key = Some(Arc::new(move |provider| get_api_key(provider).boxed()));
+        self
+    }
+
+    /// Ends the run after a turn when `should_stop(summary)` says so (see
+    /// [`ShouldStopAfterTurnFn`]).
+    pub fn with_should_stop_after_turn<F, Fut>(mut self, should_stop: F) -> Self
+    where
+        F: Fn(crate::hooks::TurnSummary) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = bool> + Send + 'static,
+    {
+        self.should_stop_after_turn = Some(Arc::new(move |turn| should_stop(turn).boxed()));
+        self
+    }
+
+    /// Sets how steering messages are taken.
+    pub fn with_steering_mode(mut self, mode: QueueMode) -> Self {
+        self.steering_mode = mode;
+        self
+    }
+
+    /// Sets how follow-up messages are taken.
+    pub fn with_follow_up_mode(mut self, mode: QueueMode) -> Self {
+        self.follow_up_mode = mode;
+        self
+    }
+
+    /// Sets the system prompt.
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn with_tool(mut self, tool: AgentToolHandle) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds tools (e.g. every tool of an MCP server, or `oxpi_tools::coding_tools`).
+    pub fn with_tools(mut self, tools: impl IntoIterator<Item = AgentToolHandle>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Sets the request options template.
+    pub fn with_stream_options(mut self, options: StreamOptions) -> Self {
+        self.stream_options = options;
+        self
+    }
+
+    /// Makes requests through `registry` (e.g. one holding the faux provider): sets
+    /// [`stream_fn`](Self::stream_fn) to `registry.stream`.
+    pub fn with_registry(mut self, registry: ProviderRegistry) -> Self {
+        self.stream_fn = Some(Arc::new(move |model, context, options| {
+            registry.stream(model, context, options)
+        }));
+        self
+    }
+
+    /// Sets the tool execution mode.
+    pub fn with_tool_execution(mut self, mode: ToolExecution) -> Self {
+        self.tool_execution = mode;
+        self
+    }
+
+    /// Sets the turn limit.
+    pub fn with_max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = max_turns;
+        self
+    }
+}
