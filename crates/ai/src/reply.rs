@@ -3,6 +3,7 @@
 //! exactly one terminal event).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -258,6 +259,8 @@ pub struct ReplyBuilder {
     started: bool,
     /// The request's API key, removed from the error text by [`fail`](Self::fail).
     secret: Option<ApiKey>,
+    /// The call part (before a `|`) of every tool-call id of this reply so far.
+    call_ids: HashSet<String>,
     /// Set when the stream broke the order of blocks (tool-call input while no call was open):
     /// [`finish`](Self::finish) then fails with this text instead of losing that input.
     out_of_order: Option<String>,
@@ -273,6 +276,7 @@ impl ReplyBuilder {
             started: false,
             secret: None,
             out_of_order: None,
+            call_ids: HashSet::new(),
         }
     }
 
@@ -541,14 +545,11 @@ impl ReplyBuilder {
                 _ => return,
             },
             OpenBlock::ToolCall { index, raw } => {
-                let unique = self.unique_call_id(index);
                 let Some(AssistantContent::ToolCall(tc)) = self.message.content.get_mut(index)
                 else {
                     return;
                 };
-                if let Some(id) = unique {
-                    tc.id = id;
-                }
+                make_unique(&mut tc.id, &mut self.call_ids);
                 match parse_arguments(&raw) {
                     Ok(arguments) => tc.arguments = arguments,
                     Err(error) => tc.arguments_error = Some(error),
@@ -560,26 +561,6 @@ impl ReplyBuilder {
             }
         };
         self.sink.send(event).await;
-    }
-
-    /// A new id for the tool call at `index` when an earlier call of this reply has its id
-    /// (servers that number calls per choice send `call_0` twice): the id with `_2`, `_3`, …
-    /// appended, so each call gets exactly one result. `None` when the id is unique.
-    fn unique_call_id(&self, index: usize) -> Option<String> {
-        let Some(AssistantContent::ToolCall(call)) = self.message.content.get(index) else {
-            return None;
-        };
-        let taken = |id: &str| {
-            self.message.content.iter().enumerate().any(|(i, c)| {
-                i != index && matches!(c, AssistantContent::ToolCall(t) if t.id == id)
-            })
-        };
-        if !taken(&call.id) {
-            return None;
-        }
-        (2..)
-            .map(|n| format!("{}_{n}", call.id))
-            .find(|id| !taken(id))
     }
 
     /// Closes open blocks and sends `done` with `reason` (`stop`, `length` or `toolUse`).
@@ -623,6 +604,31 @@ impl ReplyBuilder {
             .await;
         message
     }
+}
+
+/// Gives `id` a call part no earlier call of the reply has (servers that number calls per
+/// choice send `call_0` twice): `_2`, `_3`, … appended to the part before a `|` (a Responses
+/// id is `call_id|item_id`, and the call id is what pairs a result), so each call gets exactly
+/// one result.
+fn make_unique(id: &mut String, taken: &mut HashSet<String>) {
+    let (call, item) = match id.split_once('|') {
+        Some((call, item)) => (call.to_string(), Some(item.to_string())),
+        None => (id.clone(), None),
+    };
+    if taken.insert(call.clone()) {
+        return;
+    }
+    let Some(unique) = (2u64..)
+        .map(|n| format!("{call}_{n}"))
+        .find(|candidate| !taken.contains(candidate))
+    else {
+        return;
+    };
+    taken.insert(unique.clone());
+    *id = match item {
+        Some(item) => format!("{unique}|{item}"),
+        None => unique,
+    };
 }
 
 /// Parses complete tool-call arguments. Empty or blank text, and JSON `null` (Groq's arguments

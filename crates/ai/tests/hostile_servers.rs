@@ -263,7 +263,8 @@ async fn gemini_model_ids_are_encoded_path_segments() {
 /// Two tool calls with the same id in one reply (servers that number calls per response):
 /// the second gets a unique id (`_2` appended) when it ends, in its `toolcall_end` and the
 /// final message, so each call can have exactly one result; Chat Completions (and Mistral,
-/// which reads the same chunks) and Anthropic. Bedrock: `bedrock/hostile.rs`.
+/// which reads the same chunks), Anthropic, and Responses (where the call part before `|` is
+/// what pairs a result, so it is the part made unique). Bedrock: `bedrock/hostile.rs`.
 #[tokio::test]
 async fn repeated_call_ids_in_one_reply_are_made_unique() {
     let completions = vec![
@@ -292,10 +293,56 @@ data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"outpu
         r#"event: message_stop
 data: {"type":"message_stop"}"#,
     ];
-    for (api, path, chunks, id) in [
-        ("openai-completions", "/v1", completions.clone(), "call_0"),
-        ("mistral-conversations", "", completions, "call_0"),
-        ("anthropic-messages", "/v1", anthropic, "toolu_1"),
+    // Responses: the call id pairs a result (`call_id|item_id`); two items with one call id.
+    let call_item = |item: &str, index: usize, path: &str| -> Vec<String> {
+        let raw = format!("{{\"path\":\"{path}\"}}");
+        vec![
+            format!(
+                r#"event: response.output_item.added
+data: {{"type":"response.output_item.added","output_index":{index},"item":{{"type":"function_call","id":"{item}","call_id":"call_1","name":"read","arguments":"","status":"in_progress"}}}}"#
+            ),
+            format!(
+                r#"event: response.function_call_arguments.delta
+data: {{"type":"response.function_call_arguments.delta","item_id":"{item}","output_index":{index},"delta":{}}}"#,
+                serde_json::Value::from(raw.clone())
+            ),
+            format!(
+                r#"event: response.output_item.done
+data: {{"type":"response.output_item.done","output_index":{index},"item":{{"type":"function_call","id":"{item}","call_id":"call_1","name":"read","arguments":{},"status":"completed"}}}}"#,
+                serde_json::Value::from(raw)
+            ),
+        ]
+    };
+    let mut responses = call_item("fc_1", 0, "a");
+    responses.extend(call_item("fc_2", 1, "b"));
+    responses.push(r#"event: response.completed
+data: {"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}}"#.to_string());
+    let responses: Vec<&str> = responses.iter().map(String::as_str).collect();
+    for (api, path, chunks, ids) in [
+        (
+            "openai-completions",
+            "/v1",
+            completions.clone(),
+            ["call_0", "call_0_2"],
+        ),
+        (
+            "mistral-conversations",
+            "",
+            completions,
+            ["call_0", "call_0_2"],
+        ),
+        (
+            "anthropic-messages",
+            "/v1",
+            anthropic,
+            ["toolu_1", "toolu_1_2"],
+        ),
+        (
+            "openai-responses",
+            "/v1",
+            responses,
+            ["call_1|fc_1", "call_1_2|fc_2"],
+        ),
     ] {
         let body: Vec<String> = chunks.into_iter().map(|c| format!("{c}\n\n")).collect();
         let server = TestServer::start(vec![Reply::sse(body)]).await.unwrap();
@@ -305,14 +352,8 @@ data: {"type":"message_stop"}"#,
             options(),
         )
         .await;
-        let ids: Vec<&str> = message.tool_calls().map(|c| c.id.as_str()).collect();
-        let second = format!("{id}_2");
-        assert_eq!(
-            ids,
-            [id, second.as_str()],
-            "{api}: {:?}",
-            message.error_message
-        );
+        let got: Vec<&str> = message.tool_calls().map(|c| c.id.as_str()).collect();
+        assert_eq!(got, ids, "{api}: {:?}", message.error_message);
         let ended: Vec<String> = events
             .iter()
             .filter_map(|e| match e {
@@ -322,6 +363,6 @@ data: {"type":"message_stop"}"#,
                 _ => None,
             })
             .collect();
-        assert_eq!(ended, [id.to_string(), second], "{api}: toolcall_end ids");
+        assert_eq!(ended, ids, "{api}: toolcall_end ids");
     }
 }

@@ -383,7 +383,11 @@ impl Transport<RoleClient> for StdioTransport {
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        drop(self.stdin.lock().await.take());
+        // A write to a server that stopped reading holds the stdin lock for ever (its pipe is
+        // full): wait a bounded time for it, then go on to the signals, which end that write.
+        if let Ok(mut stdin) = tokio::time::timeout(WAIT_ON_CLOSE, self.stdin.lock()).await {
+            drop(stdin.take());
+        }
         let Some(child) = self.child.as_mut() else {
             return Ok(());
         };

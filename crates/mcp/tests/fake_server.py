@@ -18,7 +18,7 @@ Usage: fake_server.py [--handshake ok|silent|garbage|once:<marker file>]
                        1 MiB to stderr on every call
 
 Tools of `--tools normal`: echo {text}, crash (exits), big {bytes} (one text of that size),
-noisy (see above).
+noisy (see above), deaf (never answers, and stops reading stdin for ever).
 """
 
 import json
@@ -85,6 +85,7 @@ def tool_list():
         tool("crash"),
         tool("big", {"bytes": {"type": "integer"}}),
         tool("noisy"),
+        tool("deaf"),
     ]
 
 
@@ -127,6 +128,10 @@ for line in sys.stdin.buffer:
         arguments = message["params"].get("arguments") or {}
         if name == "crash":
             os._exit(3)
+        if name == "deaf":
+            import time
+            while True:
+                time.sleep(3600)
         if name == "echo":
             result = text_result(arguments.get("text", ""))
         elif name == "big":

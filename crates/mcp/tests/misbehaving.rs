@@ -260,3 +260,35 @@ async fn stderr_that_is_not_utf8_is_read_on_and_the_server_lives() {
     }
     assert_eq!(client.server_pid().await, Some(pid));
 }
+
+/// A server that stopped reading its stdin, with a write to it stuck on the full pipe (which
+/// held the stdin lock): closing the client still ends in time and the process is gone (it
+/// waited for the lock for ever, so SIGTERM and SIGKILL never came).
+#[tokio::test]
+async fn closing_a_client_whose_server_stopped_reading_ends_and_kills_it() {
+    let server = fake("deaf", &[]).call_timeout(Duration::from_secs(2));
+    let client = McpClient::connect(server).await.unwrap();
+    let tools = client.tools().await.unwrap();
+    let pid = client.server_pid().await.unwrap();
+    let deaf = run(find(&tools, "deaf"), json!({})).await.unwrap_err();
+    assert!(
+        deaf.to_string().contains("did not answer within 2.0s"),
+        "{deaf}"
+    );
+    // 4 MiB to a server that reads nothing: the write fills the pipe and blocks.
+    let big = "x".repeat(4 << 20);
+    let stuck = run(find(&tools, "echo"), json!({"text": big}))
+        .await
+        .unwrap_err();
+    assert!(
+        stuck.to_string().contains("did not answer within 2.0s"),
+        "{stuck}"
+    );
+    within(Duration::from_secs(30), "close", client.close()).await;
+    // Gone: signal 0 reaches no process (or only a zombie already reaped by its parent).
+    let alive = std::path::Path::new(&format!("/proc/{pid}/status")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .contains("State:\tZ");
+    assert!(!alive, "the server process {pid} is still running");
+}

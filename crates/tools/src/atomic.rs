@@ -137,7 +137,15 @@ fn keep_owner(
 ) -> io::Result<Permissions> {
     use cap_std::fs::{MetadataExt, PermissionsExt};
     use std::os::unix::fs::fchown;
-    let refused = |e: &io::Error| e.raw_os_error() == Some(libc::EPERM);
+    // Not permitted (EPERM), an owner the user namespace cannot map (EINVAL, as root in a
+    // rootless container), or a file system without owners (EOPNOTSUPP: some FUSE, 9p, CIFS
+    // mounts): the file keeps the process's owner, as it did before owners were kept.
+    let refused = |e: &io::Error| {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::EPERM | libc::EINVAL | libc::EOPNOTSUPP)
+        )
+    };
     let (uid, gid) = (existing.uid(), existing.gid());
     let now = file.metadata()?;
     if (now.uid(), now.gid()) != (uid, gid) {

@@ -44,7 +44,7 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 
 /// Follows a redirect only to the same origin as the request, up to [`MAX_REDIRECTS`]; any
 /// other redirect is not followed, and the transport reports the 3xx response as an error
-/// naming where it pointed ([`cross_origin_text`]).
+/// naming where it pointed (`redirect_text`).
 pub fn redirect_policy() -> Policy {
     Policy::custom(|attempt: Attempt<'_>| {
         let same_origin = attempt

@@ -33,7 +33,10 @@ macro_rules! http_provider {
                 }
             }
 
-            /// A provider using the given client (proxies, custom TLS, …).
+            /// A provider using the given client (proxies, custom TLS, …). Build it from
+            /// [`client_builder`](crate::providers::client::client_builder), so redirects stay on
+            /// the request's origin: a client that follows one elsewhere sends the key there
+            /// before oxpi can refuse the answer.
             pub fn with_client(client: reqwest::Client) -> Self {
                 Self { client: Ok(client) }
             }

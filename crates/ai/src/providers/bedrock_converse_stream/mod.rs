@@ -68,7 +68,9 @@ impl BedrockConverseStreamProvider {
         }
     }
 
-    /// A provider using the given client.
+    /// A provider using the given client. Build it from
+    /// [`client_builder`](crate::providers::client::client_builder), so redirects stay on the
+    /// request's origin (a client that follows one elsewhere sends the credentials there).
     pub fn with_client(client: reqwest::Client) -> Self {
         Self {
             client: Ok(client),

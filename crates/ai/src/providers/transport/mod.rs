@@ -1,13 +1,13 @@
 //! The one request lifecycle every HTTP provider shares. A provider contributes two pieces:
 //!
-//! - `prepare`: a pure function from the model, the context and the options to a [`Prepared`]
+//! - `prepare`: a pure function from the model, the context and the options to a `Prepared`
 //!   request (URL, headers, JSON body, the secret to redact, and for Bedrock a per-attempt
 //!   signer), testable without a socket;
-//! - a decoder ([`EventDecoder`] for server-sent events, `FrameDecoder` for binary frames) that
-//!   turns each wire event into [`ReplyBuilder`](crate::reply::ReplyBuilder) calls and says
+//! - a decoder (`EventDecoder` for server-sent events, `FrameDecoder` for binary frames) that
+//!   turns each wire event into [`ReplyBuilder`] calls and says
 //!   with a [`Flow`] whether to read on.
 //!
-//! [`drive_sse`] and `drive_frames` (feature `bedrock`) do the rest in one place: the client, the
+//! `drive_sse` and `drive_frames` (feature `bedrock`) do the rest in one place: the client, the
 //! `on_payload` hook, bounded retries before the first byte, `on_response`, the idle timer, the
 //! deadline, cancellation, recycling of event buffers, and exactly one terminal event with the
 //! secret redacted.
@@ -105,6 +105,7 @@ pub(crate) trait EventDecoder: Decoder {
 /// the request could not be prepared.
 async fn start_reply<S>(
     model: &Model,
+    options: &StreamOptions,
     sink: EventSink,
     client: Result<reqwest::Client, String>,
     prepared: Result<(Prepared, S), PrepareError>,
@@ -123,6 +124,8 @@ async fn start_reply<S>(
             Some((out, client, prepared, seed))
         }
         Err((reason, text)) => {
+            // No prepared secret to redact: at least the caller's key never shows.
+            out.set_secret(options.api_key.clone());
             out.fail(reason, text).await;
             None
         }
@@ -197,7 +200,8 @@ pub(super) async fn begin<S, D: Decoder>(
     prepared: Result<(Prepared, S), PrepareError>,
     decoder: impl FnOnce(ReplyBuilder, S) -> D,
 ) -> Option<(D, reqwest::Client, Prepared)> {
-    let (out, client, mut prepared, seed) = start_reply(model, sink, client, prepared).await?;
+    let (out, client, mut prepared, seed) =
+        start_reply(model, options, sink, client, prepared).await?;
     let decoder = decoder(out, seed);
     match final_body(&mut prepared, model, options).await {
         Ok(()) => Some((decoder, client, prepared)),

@@ -205,6 +205,14 @@ async fn try_open(
         Ok(Err(e)) if e.is_builder() => {
             return Err(Attempt::Fatal(format!("could not build the request: {e}")))
         }
+        // Too many redirects within the origin: asking again loops again. The URL (a path
+        // and query the server chose) is left out.
+        Ok(Err(e)) if e.is_redirect() => {
+            return Err(Attempt::Fatal(format!(
+                "the server redirected the request more than {} times",
+                crate::providers::client::MAX_REDIRECTS
+            )))
+        }
         Ok(Err(e)) => {
             return Err(Attempt::Retryable {
                 text: format!("connection error: {}", error_chain(&e)),
