@@ -2,6 +2,9 @@
 //! when a run stops, hooks that keep an aborted run alive, a `stream_fn` that panics, and two
 //! tool calls with one id. Every test ends with the pairing invariant.
 
+// A test crate: helpers outside #[test] functions may unwrap too (clippy.toml allows it in tests).
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::{Arc, Mutex};
@@ -17,6 +20,26 @@ use tokio::sync::Notify;
 
 /// Far longer than any run here takes; a run that needs it is hung.
 const HUNG: Duration = Duration::from_secs(20);
+
+/// Prompts `agent`, aborts it once `entered` is notified (a hook was reached), and waits for
+/// the run to end; a run still going after [`HUNG`] fails the test.
+async fn prompt_and_abort_when(agent: Agent, entered: &Notify) -> Arc<Agent> {
+    let agent = Arc::new(agent);
+    let running = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.prompt("go").await }
+    });
+    tokio::time::timeout(HUNG, entered.notified())
+        .await
+        .unwrap();
+    agent.abort();
+    tokio::time::timeout(HUNG, running)
+        .await
+        .expect("the aborted run ended")
+        .unwrap()
+        .unwrap();
+    agent
+}
 
 /// A follow-up that a run had taken when it stopped at `max_turns` goes back to the follow-up
 /// queue (it went to the steering queue: `clear_follow_up_queue` left it there and the next
@@ -78,20 +101,7 @@ async fn abort_ends_a_run_waiting_in_before_tool_call() {
         entered2.notify_one();
         futures::future::pending::<ToolCallDecision>().boxed()
     }));
-    let agent = Arc::new(Agent::new(opts));
-    let running = tokio::spawn({
-        let agent = agent.clone();
-        async move { agent.prompt("go").await }
-    });
-    tokio::time::timeout(HUNG, entered.notified())
-        .await
-        .unwrap();
-    agent.abort();
-    tokio::time::timeout(HUNG, running)
-        .await
-        .expect("the aborted run ended")
-        .unwrap()
-        .unwrap();
+    let agent = prompt_and_abort_when(Agent::new(opts), &entered).await;
     let token = hook_saw_cancel.lock().unwrap().clone().unwrap();
     assert!(
         token.is_cancelled(),
@@ -120,20 +130,7 @@ async fn abort_ends_a_run_waiting_in_after_tool_call() {
         entered2.notify_one();
         futures::future::pending().boxed()
     }));
-    let agent = Arc::new(Agent::new(opts));
-    let running = tokio::spawn({
-        let agent = agent.clone();
-        async move { agent.prompt("go").await }
-    });
-    tokio::time::timeout(HUNG, entered.notified())
-        .await
-        .unwrap();
-    agent.abort();
-    tokio::time::timeout(HUNG, running)
-        .await
-        .expect("the aborted run ended")
-        .unwrap()
-        .unwrap();
+    let agent = prompt_and_abort_when(Agent::new(opts), &entered).await;
     assert_eq!(read.calls(), ["a"]);
     let results = tool_results(&agent.messages());
     assert_eq!(results.len(), 1);

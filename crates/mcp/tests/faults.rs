@@ -17,17 +17,6 @@ use oxpi_mcp::{McpClient, McpError};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-fn text(result: &AgentToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            UserContent::Text(t) => Some(t.text.as_str()),
-            UserContent::Image(_) => None,
-        })
-        .collect()
-}
-
 struct Setup {
     _dir: tempfile::TempDir,
     log: std::path::PathBuf,

@@ -11,9 +11,7 @@ mod common;
 use std::future::Future;
 use std::time::Duration;
 
-use common::{find, run};
-use oxpi_agent_core::AgentToolResult;
-use oxpi_ai::UserContent;
+use common::{find, run, text};
 use oxpi_mcp::{McpClient, McpError, McpServer};
 use serde_json::json;
 
@@ -30,17 +28,6 @@ async fn within<T>(limit: Duration, what: &str, work: impl Future<Output = T>) -
     tokio::time::timeout(limit, work)
         .await
         .unwrap_or_else(|_| panic!("{what} did not end within {limit:?}"))
-}
-
-fn text(result: &AgentToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            UserContent::Text(t) => Some(t.text.as_str()),
-            UserContent::Image(_) => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

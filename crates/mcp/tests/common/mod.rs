@@ -88,3 +88,15 @@ pub async fn run(tool: &AgentToolHandle, args: Value) -> Result<AgentToolResult,
     )
     .await
 }
+
+/// The text blocks of a tool result, concatenated.
+pub fn text(result: &AgentToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            oxpi_ai::UserContent::Text(t) => Some(t.text.as_str()),
+            oxpi_ai::UserContent::Image(_) => None,
+        })
+        .collect()
+}
