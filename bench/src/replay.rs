@@ -261,7 +261,7 @@ fn base_url(origin: &str, index: usize, api: &str) -> String {
 pub async fn replay_oxpi(origin: &str, index: usize, exchange: &Exchange) -> Summary {
     let mut model =
         Model::openai_compatible(base_url(origin, index, &exchange.api), &exchange.model);
-    model.api = exchange.api.clone();
+    model.api = exchange.api.as_str().into();
     model.provider = exchange.provider.clone();
     let context = Context::new("replay").with_message(Message::user("replay"));
     let options = StreamOptions::default()

@@ -142,7 +142,7 @@ async fn stream_once(args: &Args) -> Result<Report, String> {
     let size = args.num("--size", 0)?;
     let partial_every = args.num("--partial-every", 0)?;
     let mut model = Model::openai_compatible(payload::base_url(origin, kind, size), "bench-model");
-    model.api = kind.api().to_string();
+    model.api = kind.api().into();
     if kind == Kind::AnthropicTool {
         model.provider = "anthropic".to_string();
     }

@@ -107,7 +107,7 @@ fn build_model(args: &Args) -> Result<Model, String> {
         ));
     }
     if let Some(api) = &args.api {
-        model.api = api.clone();
+        model.api = api.into();
     }
     Ok(model)
 }

@@ -30,14 +30,15 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::Value;
 
+use crate::failure::{Failure, FailureKind};
 use crate::options::StreamOptions;
 use crate::provider_kit::ApiProvider;
-use crate::providers::transport::open::ABORTED_TEXT;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::message::StopReason;
 use crate::types::model::{Model, API_FAUX};
 use crate::types::usage::Usage;
+use crate::types::wire_api::WireApi;
 
 /// One block of a scripted reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,7 +248,7 @@ impl FauxProvider {
     /// A model served by this provider (api `faux`).
     pub fn model(&self) -> Model {
         let mut model = Model::openai_compatible("http://faux.invalid", "faux-model");
-        model.api = API_FAUX.to_string();
+        model.api = WireApi::Faux;
         model.provider = "faux".to_string();
         model.name = "Faux".to_string();
         model
@@ -301,7 +302,7 @@ impl FauxProvider {
             Some(Queued::Reply(r)) => r,
             Some(Queued::Dynamic(f)) => f(&context),
             None => {
-                out.fail(StopReason::Error, "No more faux responses queued")
+                out.fail(Failure::config("No more faux responses queued"))
                     .await;
                 return;
             }
@@ -345,7 +346,7 @@ impl FauxProvider {
                     tokio::task::yield_now().await;
                 }
                 if options.cancel.is_cancelled() {
-                    out.fail(StopReason::Aborted, ABORTED_TEXT).await;
+                    out.fail(Failure::aborted()).await;
                     return;
                 }
                 let chunk: String = chunk.iter().collect();
@@ -357,14 +358,14 @@ impl FauxProvider {
             }
         }
         if options.cancel.is_cancelled() {
-            out.fail(StopReason::Aborted, ABORTED_TEXT).await;
+            out.fail(Failure::aborted()).await;
             return;
         }
         let mut usage = reply.usage;
         model.calculate_cost(&mut usage);
         out.set_usage(usage);
         if let Some(error) = reply.error {
-            out.fail(StopReason::Error, error).await;
+            out.fail(Failure::provider(error)).await;
             return;
         }
         let reason = reply.stop_reason.unwrap_or(if has_tool_calls {
@@ -374,7 +375,13 @@ impl FauxProvider {
         });
         match reason {
             StopReason::Error | StopReason::Aborted => {
-                out.fail(reason, "faux reply scripted to fail").await;
+                let kind = if reason == StopReason::Aborted {
+                    FailureKind::Aborted
+                } else {
+                    FailureKind::Provider
+                };
+                out.fail(Failure::new(kind, "faux reply scripted to fail"))
+                    .await;
             }
             _ => {
                 out.finish(reason).await;

@@ -25,6 +25,7 @@
 
 pub(crate) mod diagnostics;
 pub mod event;
+pub mod failure;
 pub mod faux;
 pub mod models;
 pub mod options;
@@ -44,6 +45,7 @@ pub mod transform;
 pub mod types;
 
 pub use event::AssistantMessageEvent;
+pub use failure::{Failure, FailureKind};
 pub use options::{
     ApiKey, CacheRetention, PayloadHook, ProviderResponse, ReasoningLevel, ReasoningSummary,
     ResponseHook, ServiceTier, StreamOptions, ThinkingBudgets, ToolChoice,
@@ -66,3 +68,4 @@ pub use types::model::{
     API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
 };
 pub use types::usage::{Usage, UsageCost};
+pub use types::wire_api::WireApi;

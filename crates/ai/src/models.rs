@@ -136,7 +136,7 @@ pub fn model_for(provider: &str, id: &str) -> Option<Model> {
     get_model(provider, id).or_else(|| {
         let mut model = Model::openai_compatible(provider_base_url(provider)?, id);
         model.provider = provider.to_string();
-        model.api = provider_api(provider).to_string();
+        model.api = provider_api(provider).into();
         Some(model)
     })
 }

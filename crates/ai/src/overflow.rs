@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
 
+use crate::failure::FailureKind;
 use crate::types::message::{AssistantMessage, StopReason};
 
 /// Error texts that mean the prompt did not fit, with the provider each was seen from.
@@ -100,8 +101,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
 
 /// True when `message` says the prompt did not fit the context window:
 ///
-/// 1. an `error` reply whose text matches [`OVERFLOW_PATTERNS`] (and none of
-///    [`NON_OVERFLOW_PATTERNS`]), or a Cerebras reply that is a bare 400/413;
+/// 1. an `error` reply whose [`failure_kind`](AssistantMessage::failure_kind) is HTTP 413, or
+///    whose text matches [`OVERFLOW_PATTERNS`] (and none of [`NON_OVERFLOW_PATTERNS`]), or a
+///    Cerebras reply that is a bare 400/413; the text is not read when the kind says the
+///    failure was about the connection, the caller or the configuration (a timeout, a stall,
+///    an abort, a missing key), whatever it says;
 /// 2. with `context_window`: a `stop` reply whose input plus cache reads exceed it (servers that
 ///    accept an oversized prompt silently, such as z.ai);
 /// 3. with `context_window`: a `length` reply with no output whose input plus cache reads fill
@@ -121,7 +125,31 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
 /// ```
 pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
     let patterns = &*PATTERNS;
-    if message.stop_reason == StopReason::Error {
+    let read_text = match message.failure_kind {
+        // The kind answers first: a body too large for the server, or a failure that is about
+        // the connection, the caller or the configuration, never about the prompt's size.
+        Some(FailureKind::Http { status: 413, .. }) => return true,
+        Some(
+            FailureKind::Timeout
+            | FailureKind::Stall
+            | FailureKind::Deadline
+            | FailureKind::Aborted
+            | FailureKind::Connection
+            | FailureKind::Incomplete
+            | FailureKind::Auth
+            | FailureKind::Config,
+        ) => false,
+        // Other statuses, in-stream provider errors, parse errors and messages read from pi's
+        // JSON (no kind): the text says.
+        Some(
+            FailureKind::Http { .. }
+            | FailureKind::Parse
+            | FailureKind::Provider
+            | FailureKind::Other,
+        )
+        | None => true,
+    };
+    if read_text && message.stop_reason == StopReason::Error {
         if let Some(text) = message.error_message.as_deref() {
             if !patterns.non_overflow.is_match(text) {
                 if patterns.overflow.is_match(text) {
@@ -159,5 +187,39 @@ mod tests {
         }
         assert!(Regex::new(CEREBRAS_BODYLESS_PATTERN).is_ok());
         assert_eq!(PATTERNS.overflow.len(), OVERFLOW_PATTERNS.len());
+    }
+
+    #[test]
+    fn the_failure_kind_is_read_before_the_text() {
+        let failed = |kind: Option<FailureKind>, text: &str| {
+            let mut reply = AssistantMessage::empty("openai-completions", "openai", "gpt");
+            reply.stop_reason = StopReason::Error;
+            reply.error_message = Some(text.to_string());
+            reply.failure_kind = kind;
+            is_context_overflow(&reply, None)
+        };
+        let http = |status| {
+            Some(FailureKind::Http {
+                status,
+                retryable: false,
+            })
+        };
+        let cases = [
+            (http(413), "Payload Too Large (no body)", true),
+            (http(400), "400 context_length_exceeded", true),
+            (http(400), "400 invalid tool schema", false),
+            (Some(FailureKind::Provider), "prompt is too long", true),
+            (None, "prompt is too long", true),
+            (
+                Some(FailureKind::Connection),
+                "context_length_exceeded",
+                false,
+            ),
+            (Some(FailureKind::Stall), "too many tokens", false),
+            (Some(FailureKind::Aborted), "prompt is too long", false),
+        ];
+        let seen: Vec<bool> = cases.iter().map(|(k, t, _)| failed(*k, t)).collect();
+        let expected: Vec<bool> = cases.iter().map(|(_, _, e)| *e).collect();
+        assert_eq!(seen, expected);
     }
 }

@@ -8,24 +8,26 @@ use std::sync::{Arc, OnceLock};
 use futures::FutureExt;
 
 use crate::event::AssistantMessageEvent;
+use crate::failure::{Failure, FailureKind};
 use crate::options::StreamOptions;
 use crate::reply::EventSink;
 use crate::stream::AssistantMessageEventStream;
 use crate::types::context::Context;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
+use crate::types::wire_api::WireApi;
 
 pub use crate::provider_kit::ApiProvider;
 
 /// Providers by API name.
 #[derive(Clone, Default)]
 pub struct ProviderRegistry {
-    providers: HashMap<String, Arc<dyn ApiProvider>>,
+    providers: HashMap<WireApi, Arc<dyn ApiProvider>>,
 }
 
 impl std::fmt::Debug for ProviderRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut apis: Vec<&String> = self.providers.keys().collect();
+        let mut apis: Vec<&str> = self.providers.keys().map(WireApi::as_str).collect();
         apis.sort();
         f.debug_struct("ProviderRegistry")
             .field("apis", &apis)
@@ -97,7 +99,7 @@ impl ProviderRegistry {
     /// Adds (or replaces) the provider for its API.
     pub fn register(&mut self, provider: impl ApiProvider) -> &mut Self {
         self.providers
-            .insert(provider.api().to_string(), Arc::new(provider));
+            .insert(WireApi::from(provider.api()), Arc::new(provider));
         self
     }
 
@@ -120,9 +122,9 @@ impl ProviderRegistry {
             AssistantMessageEventStream::driven_channel(Some(cancel.clone().drop_guard()));
         let options = StreamOptions { cancel, ..options };
         let fail_now = |sink: &EventSink, text: String| {
-            sink.try_send(error_event(model, text));
+            sink.try_send(error_event(model, Failure::config(text)));
         };
-        let Some(provider) = self.get(&model.api) else {
+        let Some(provider) = self.get(model.api.as_str()) else {
             fail_now(
                 &sink,
                 format!("No provider registered for api \"{}\"", model.api),
@@ -152,7 +154,8 @@ impl ProviderRegistry {
                         }
                         Err(panic) => format!("provider panicked: {}", panic_text(&*panic)),
                     };
-                    sink.send(error_event(&model, text)).await;
+                    let failure = Failure::new(FailureKind::Other, text);
+                    sink.send(error_event(&model, failure)).await;
                 }
             }
             .boxed(),
@@ -161,10 +164,11 @@ impl ProviderRegistry {
     }
 }
 
-fn error_event(model: &Model, text: String) -> AssistantMessageEvent {
+fn error_event(model: &Model, failure: Failure) -> AssistantMessageEvent {
     let mut error = AssistantMessage::empty(&model.api, &model.provider, &model.id);
     error.stop_reason = StopReason::Error;
-    error.error_message = Some(text);
+    error.error_message = Some(failure.text);
+    error.failure_kind = Some(failure.kind);
     AssistantMessageEvent::Error {
         reason: StopReason::Error,
         error: Box::new(error),

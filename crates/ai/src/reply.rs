@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::event::AssistantMessageEvent;
+use crate::failure::Failure;
 use crate::options::ApiKey;
 use crate::secret::redact;
 use crate::types::content::{AssistantContent, TextContent, ThinkingContent, ToolCall};
@@ -568,7 +569,7 @@ impl ReplyBuilder {
     /// [`tool_call_delta`](Self::tool_call_delta)), it sends `error` saying so instead.
     pub async fn finish(mut self, reason: StopReason) -> AssistantMessage {
         if let Some(text) = self.out_of_order.take() {
-            return self.fail(StopReason::Error, text).await;
+            return self.fail(Failure::parse(text)).await;
         }
         self.start().await;
         self.close_open().await;
@@ -583,18 +584,17 @@ impl ReplyBuilder {
         message
     }
 
-    /// Closes open blocks (partial content is kept) and sends `error` with `reason`
-    /// (`error` or `aborted`) and `error_message`, with the key given to
-    /// [`set_secret`](Self::set_secret) redacted. Returns the final message.
-    pub async fn fail(
-        mut self,
-        reason: StopReason,
-        error_message: impl Into<String>,
-    ) -> AssistantMessage {
+    /// Closes open blocks (partial content is kept) and sends `error` with the failure's stop
+    /// reason (`aborted` for [`FailureKind::Aborted`](crate::FailureKind::Aborted), else
+    /// `error`), its text as `error_message` (the key given to [`set_secret`](Self::set_secret)
+    /// redacted) and its kind as `failure_kind`. Returns the final message.
+    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
         self.start().await;
         self.close_open().await;
+        let reason = failure.stop_reason();
         self.message.stop_reason = reason;
-        self.message.error_message = Some(redact(error_message.into(), self.secret.as_ref()));
+        self.message.error_message = Some(redact(failure.text, self.secret.as_ref()));
+        self.message.failure_kind = Some(failure.kind);
         let message = self.message;
         self.sink
             .send(AssistantMessageEvent::Error {

@@ -124,6 +124,7 @@ impl AssistantMessageEventStream {
                 .unwrap_or_else(|| AssistantMessage::empty("unknown", "unknown", "unknown"));
             m.stop_reason = StopReason::Error;
             m.error_message = Some("stream ended without a terminal event".into());
+            m.failure_kind = Some(crate::failure::FailureKind::Other);
             m
         })
     }

@@ -15,7 +15,7 @@ use oxpi_testkit::TestServer;
 
 fn model(server: &TestServer, id: &str) -> Model {
     let mut model = Model::openai_compatible(server.base_url(), id);
-    model.api = API_BEDROCK_CONVERSE_STREAM.to_string();
+    model.api = API_BEDROCK_CONVERSE_STREAM.into();
     model.provider = "amazon-bedrock".to_string();
     model
 }

@@ -16,6 +16,9 @@ use oxpi_ai::{
 use oxpi_testkit::{Part, Reply, TestServer};
 use serde_json::{json, Value};
 
+#[path = "conformance/failure_kinds.rs"]
+mod failure_kinds;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Api {
     Completions,
@@ -69,7 +72,7 @@ impl Api {
         };
         let mut model =
             Model::openai_compatible(format!("{}{path}", server.base_url()), "conformance-model");
-        model.api = api.to_string();
+        model.api = api.into();
         model.provider = "conformance".to_string();
         model
     }

@@ -146,7 +146,7 @@ fn model(server: &TestServer, provider: &str, api: &str) -> Model {
     };
     let mut model = Model::openai_compatible(base, "m");
     model.provider = provider.to_string();
-    model.api = api.to_string();
+    model.api = api.into();
     model
 }
 

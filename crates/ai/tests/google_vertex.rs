@@ -31,7 +31,7 @@ fn respond(request: &Recorded) -> Reply {
 
 fn model(server: &TestServer) -> Model {
     let mut model = Model::openai_compatible(server.base_url(), "gemini-2.5-flash");
-    model.api = API_GOOGLE_VERTEX.to_string();
+    model.api = API_GOOGLE_VERTEX.into();
     model.provider = "google-vertex".to_string();
     model
 }

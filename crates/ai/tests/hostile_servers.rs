@@ -25,7 +25,7 @@ const KEY: &str = "sk-oxpi-redirect-canary-0123456789";
 
 fn model(api: &str, path: &str, server: &TestServer) -> Model {
     let mut model = Model::openai_compatible(format!("{}{path}", server.base_url()), "m-1");
-    model.api = api.to_string();
+    model.api = api.into();
     model.provider = "hostile".to_string();
     model
 }

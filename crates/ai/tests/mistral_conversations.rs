@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 fn model(server: &TestServer, id: &str) -> Model {
     // pi's catalogue gives the host without `/v1`.
     let mut model = Model::openai_compatible(server.base_url(), id);
-    model.api = API_MISTRAL_CONVERSATIONS.to_string();
+    model.api = API_MISTRAL_CONVERSATIONS.into();
     model.provider = "mistral".to_string();
     model
 }
@@ -68,7 +68,7 @@ async fn every_recorded_mistral_stream_reads_as_through_chat_completions() {
         let mistral = model(&server, "mistral-small-latest");
         let (_, ours) = run(&mistral, &user_context("replay"), options()).await;
         let mut completions = mistral.clone();
-        completions.api = API_OPENAI_COMPLETIONS.to_string();
+        completions.api = API_OPENAI_COMPLETIONS.into();
         completions.base_url = format!("{}/v1", server.base_url());
         let (_, reference) = run(&completions, &user_context("replay"), options()).await;
         assert_eq!(summary(&ours), summary(&reference), "{stem}");

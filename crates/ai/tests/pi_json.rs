@@ -223,6 +223,7 @@ fn assistant_message_with_every_block_kind_and_signature() {
         usage: oxpi_usage(),
         stop_reason: StopReason::ToolUse,
         error_message: None,
+        failure_kind: None,
         timestamp: 1_731_000_000_002,
     };
     assert_eq!(message, Message::Assistant(expected));

@@ -56,7 +56,7 @@ fn model(server: &TestServer, api: &str, provider: &str, id: &str) -> Model {
         format!("{}/v1", server.base_url())
     };
     let mut model = Model::openai_compatible(base, id);
-    model.api = api.to_string();
+    model.api = api.into();
     model.provider = provider.to_string();
     model.max_tokens = 128_000;
     model
@@ -169,7 +169,7 @@ async fn tool_choice_takes_each_apis_wire_form() {
             let options = options().with_tool_choice(choice.clone());
             let body = sent(&server, &model, &context, options).await.json();
             assert_eq!(
-                &tool_choice_field(&model.api, &body),
+                &tool_choice_field(model.api.as_str(), &body),
                 wanted,
                 "{} {choice:?}",
                 model.api
@@ -178,7 +178,7 @@ async fn tool_choice_takes_each_apis_wire_form() {
         // Unset: the field is left out.
         let body = sent(&server, &model, &context, options()).await.json();
         assert_eq!(
-            tool_choice_field(&model.api, &body),
+            tool_choice_field(model.api.as_str(), &body),
             Value::Null,
             "{}",
             model.api
@@ -199,13 +199,28 @@ async fn default_output_limit_is_the_models_capped_at_32000() {
     };
     for mut model in all_apis(&server) {
         let body = sent(&server, &model, &context, options()).await.json();
-        assert_eq!(field(&model.api, &body), json!(32_000), "{}", model.api);
+        assert_eq!(
+            field(model.api.as_str(), &body),
+            json!(32_000),
+            "{}",
+            model.api
+        );
         let explicit = options().with_max_tokens(500);
         let body = sent(&server, &model, &context, explicit).await.json();
-        assert_eq!(field(&model.api, &body), json!(500), "{}", model.api);
+        assert_eq!(
+            field(model.api.as_str(), &body),
+            json!(500),
+            "{}",
+            model.api
+        );
         model.max_tokens = 8_000;
         let body = sent(&server, &model, &context, options()).await.json();
-        assert_eq!(field(&model.api, &body), json!(8_000), "{}", model.api);
+        assert_eq!(
+            field(model.api.as_str(), &body),
+            json!(8_000),
+            "{}",
+            model.api
+        );
     }
 }
 
@@ -367,7 +382,9 @@ async fn on_payload_sees_and_replaces_every_apis_body() {
     for model in all_apis(&server) {
         let log = seen.clone();
         let options = options().with_on_payload(move |mut body, model| {
-            log.lock().unwrap().push((model.api.clone(), body.clone()));
+            log.lock()
+                .unwrap()
+                .push((model.api.to_string(), body.clone()));
             async move {
                 body["x_added_by_hook"] = json!(true);
                 Ok(Some(body))

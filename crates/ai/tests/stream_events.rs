@@ -6,8 +6,8 @@ use futures::StreamExt;
 use oxpi_ai::faux::{FauxProvider, FauxReply, FauxRequest};
 use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream,
-    Context, Message, ProviderRegistry, StopReason, StreamOptions, TextContent, ThinkingContent,
-    ToolCall, Usage,
+    Context, FailureKind, Message, ProviderRegistry, StopReason, StreamOptions, TextContent,
+    ThinkingContent, ToolCall, Usage,
 };
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -476,6 +476,7 @@ async fn empty_queue_ends_in_one_error_event() {
     let expected = AssistantMessage {
         stop_reason: StopReason::Error,
         error_message: Some("No more faux responses queued".into()),
+        failure_kind: Some(FailureKind::Config),
         ..faux_message(&faux, message.timestamp)
     };
     assert_eq!(
@@ -597,6 +598,7 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_text() {
         content: vec![text_block("hell")],
         stop_reason: StopReason::Aborted,
         error_message: Some("Request was aborted".into()),
+        failure_kind: Some(FailureKind::Aborted),
         ..faux_message(&faux, message.timestamp)
     };
     assert_eq!(
@@ -649,6 +651,7 @@ async fn unknown_api_gives_a_single_error_event() {
     let expected = AssistantMessage {
         stop_reason: StopReason::Error,
         error_message: Some("No provider registered for api \"no-such-api\"".into()),
+        failure_kind: Some(FailureKind::Config),
         timestamp: message.timestamp,
         ..AssistantMessage::empty("no-such-api", &model.provider, &model.id)
     };
@@ -672,6 +675,7 @@ fn stream_started_outside_a_runtime_yields_one_error_event() {
     let expected = AssistantMessage {
         stop_reason: StopReason::Error,
         error_message: Some("oxpi-ai streams must be started inside a Tokio runtime".into()),
+        failure_kind: Some(FailureKind::Config),
         ..faux_message(&faux, message.timestamp)
     };
     assert_eq!(message, expected);

@@ -8,7 +8,6 @@ use crate::options::StreamOptions;
 use crate::provider_kit::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::Model;
 
 /// Answers every request for `api` with "oxpi-ai was built without its feature …".
@@ -38,7 +37,7 @@ impl ApiProvider for FeatureMissing {
         );
         async move {
             ReplyBuilder::new(&model, sink)
-                .fail(StopReason::Error, text)
+                .fail(crate::failure::Failure::config(text))
                 .await;
         }
         .boxed()

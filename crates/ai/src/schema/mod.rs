@@ -8,11 +8,11 @@ pub mod openai_strict;
 
 use crate::tool::SchemaError;
 use crate::types::context::Tool;
-use crate::types::model::{API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI};
+use crate::types::wire_api::WireApi;
 
 /// Checks that `tool`'s schema can be sent to the wire API `api` (a [`crate::Model`]'s `api`),
 /// so a tool from elsewhere (an MCP server) fails when it is set up rather than with a 400 on
-/// the first request. Anthropic and Gemini schemas go through their dialects; the OpenAI APIs
+/// the first request. Anthropic and Gemini (also on Vertex) schemas go through their dialects; the OpenAI APIs
 /// take the schema as it is (strict mode is checked when a request is built). A schema nested
 /// deeper than [`crate::tool::MAX_SCHEMA_DEPTH`] levels is refused for every API.
 ///
@@ -25,11 +25,42 @@ use crate::types::model::{API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI};
 /// };
 /// assert!(check_for_api("google-generative-ai", &tool).is_ok());
 /// ```
-pub fn check_for_api(api: &str, tool: &Tool) -> Result<(), SchemaError> {
+pub fn check_for_api(api: impl Into<WireApi>, tool: &Tool) -> Result<(), SchemaError> {
     crate::tool::check_schema_depth(tool)?;
-    match api {
-        API_ANTHROPIC_MESSAGES => anthropic::input_schema(&tool.name, &tool.parameters).map(drop),
-        API_GOOGLE_GENERATIVE_AI => gemini::tool_parameters(tool).map(drop),
+    match api.into() {
+        WireApi::AnthropicMessages => {
+            anthropic::input_schema(&tool.name, &tool.parameters).map(drop)
+        }
+        WireApi::GoogleGenerativeAi | WireApi::GoogleVertex => {
+            gemini::tool_parameters(tool).map(drop)
+        }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_on_vertex_gets_gemini_s_check() {
+        let tuple = Tool {
+            name: "pair".into(),
+            description: "A pair".into(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {"p": {"type": "array", "prefixItems": [{"type": "string"}]}}
+            }),
+        };
+        let refused: Vec<bool> = [
+            "google-generative-ai",
+            "google-vertex",
+            "openai-completions",
+            "my-custom-api",
+        ]
+        .into_iter()
+        .map(|api| check_for_api(api, &tuple).is_err())
+        .collect();
+        assert_eq!(refused, vec![true, true, false, false]);
     }
 }

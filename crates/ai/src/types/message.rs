@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::content::{AssistantContent, ToolCall, UserContent};
 use super::usage::Usage;
+use crate::failure::FailureKind;
 
 /// Milliseconds since the Unix epoch, the timestamp unit of every message.
 pub fn now_millis() -> i64 {
@@ -103,6 +104,10 @@ pub struct AssistantMessage {
     /// What went wrong, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// What kind of failure it was, for `error` and `aborted` (oxpi only: absent from pi's
+    /// JSON, and absent from a message read from pi's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
     /// Milliseconds since the epoch.
     #[serde(default)]
     pub timestamp: i64,
@@ -124,6 +129,7 @@ impl AssistantMessage {
             usage: Usage::default(),
             stop_reason: StopReason::Stop,
             error_message: None,
+            failure_kind: None,
             timestamp: now_millis(),
         }
     }

@@ -5,3 +5,4 @@ pub mod context;
 pub mod message;
 pub mod model;
 pub mod usage;
+pub mod wire_api;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::usage::{Usage, UsageCost};
+use super::wire_api::WireApi;
 
 /// Wire API name of OpenAI Chat Completions and compatible servers.
 pub const API_OPENAI_COMPLETIONS: &str = "openai-completions";
@@ -69,8 +70,9 @@ pub struct Model {
     pub id: String,
     /// Human-readable name.
     pub name: String,
-    /// Wire API used to talk to it, e.g. [`API_OPENAI_COMPLETIONS`].
-    pub api: String,
+    /// Wire API used to talk to it, e.g. [`WireApi::OpenAiCompletions`] (pi's
+    /// `"openai-completions"` in JSON).
+    pub api: WireApi,
     /// Provider name, e.g. `openai`; also selects the API key variable.
     pub provider: String,
     /// Base URL of the API, e.g. `https://api.openai.com/v1`.
@@ -119,7 +121,7 @@ impl Model {
         Self {
             name: id.clone(),
             id,
-            api: API_OPENAI_COMPLETIONS.to_string(),
+            api: WireApi::OpenAiCompletions,
             provider: "openai-compatible".to_string(),
             base_url: base_url.into().trim_end_matches('/').to_string(),
             reasoning: false,

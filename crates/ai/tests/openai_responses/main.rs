@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 fn model_for(server: &TestServer, provider: &str, id: &str) -> Model {
     let mut model = Model::openai_compatible(format!("{}/v1", server.base_url()), id);
-    model.api = API_OPENAI_RESPONSES.to_string();
+    model.api = API_OPENAI_RESPONSES.into();
     model.provider = provider.to_string();
     // No model limit, so no default `max_output_tokens` (pi's `min(max_tokens, 32000)`, tested
     // in `request_knobs.rs`): the bodies here compare with recorded ones that set none.

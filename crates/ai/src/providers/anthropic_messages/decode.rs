@@ -6,10 +6,11 @@ use super::reader::BlockDeltaReader;
 use super::stream::EventProcessor;
 use super::wire::StreamEvent;
 use crate::diagnostics::quote_chunk;
+use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// The Messages decoder.
@@ -29,7 +30,7 @@ impl AnthropicDecoder {
 }
 
 impl EventDecoder for AnthropicDecoder {
-    async fn event(&mut self, event: &SseEvent) -> Result<Flow, String> {
+    async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(Flow::Complete);
@@ -42,12 +43,12 @@ impl EventDecoder for AnthropicDecoder {
         match serde_json::from_str::<StreamEvent>(data) {
             Ok(parsed) => self.processor.process(parsed).await,
             Err(e) => {
-                let what = if event.event == "error" {
-                    "The server sent an error".to_string()
+                let chunk = quote_chunk(data);
+                Err(if event.event == "error" {
+                    Failure::provider(format!("The server sent an error: {chunk}"))
                 } else {
-                    format!("Could not parse a stream event ({e})")
-                };
-                Err(format!("{what}: {}", quote_chunk(data)))
+                    Failure::parse(format!("Could not parse a stream event ({e}): {chunk}"))
+                })
             }
         }
     }
@@ -58,7 +59,7 @@ impl Decoder for AnthropicDecoder {
         self.processor.finish().await
     }
 
-    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
-        self.processor.fail(reason, text).await
+    async fn fail(self, failure: Failure) -> AssistantMessage {
+        self.processor.fail(failure).await
     }
 }

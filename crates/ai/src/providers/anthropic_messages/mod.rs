@@ -30,12 +30,12 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use self::decode::AnthropicDecoder;
 use super::transport::{PrepareError, Prepared};
+use crate::failure::Failure;
 use crate::options::StreamOptions;
 use crate::providers::auth::{auth_header, required_api_key};
 use crate::providers::headers::request_headers;
 use crate::providers::url::base_url;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::{Model, API_ANTHROPIC_MESSAGES};
 
 /// Anthropic's API endpoint, used when a model has no base URL.
@@ -71,8 +71,8 @@ fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<(Prepared, ()), PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
-    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let error = Failure::config;
+    let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let request =
         convert::build_request(model, context, options).map_err(|e| error(e.to_string()))?;
     let body = serde_json::to_vec(&request)

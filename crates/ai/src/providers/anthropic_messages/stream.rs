@@ -15,6 +15,7 @@
 //! `toolUse`; `refusal` and `sensitive` → `error` saying so; anything else → `stop`.
 
 use super::wire::{BlockDeltaData, DeltaText, MessageShell, StartBlock, StreamEvent, WireUsage};
+use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::content::ThinkingContent;
 use crate::types::message::{AssistantMessage, StopReason};
@@ -80,8 +81,8 @@ impl EventProcessor {
         }
     }
 
-    /// Applies one event. A mid-stream `error` event or an impossible sequence is `Err(text)`.
-    pub async fn process(&mut self, event: StreamEvent) -> Result<Flow, String> {
+    /// Applies one event. A mid-stream `error` event or an impossible sequence is `Err`.
+    pub async fn process(&mut self, event: StreamEvent) -> Result<Flow, Failure> {
         self.out.start().await;
         match event {
             StreamEvent::MessageStart { message } => self.message_start(message),
@@ -89,9 +90,10 @@ impl EventProcessor {
                 index,
                 content_block,
             } => self.block_start(index, content_block).await,
-            StreamEvent::ContentBlockDelta { index, delta } => {
-                self.delta(index, delta.into_delta_text()).await?
-            }
+            StreamEvent::ContentBlockDelta { index, delta } => self
+                .delta(index, delta.into_delta_text())
+                .await
+                .map_err(Failure::parse)?,
             StreamEvent::ContentBlockStop { index } => self.block_stop(index).await,
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason.filter(|r| !r.is_empty()) {
@@ -108,12 +110,12 @@ impl EventProcessor {
             StreamEvent::Ping | StreamEvent::Other => {}
             StreamEvent::Error { error } => {
                 let message = error.message.filter(|m| !m.is_empty());
-                return Err(match (error.kind, message) {
+                return Err(Failure::provider(match (error.kind, message) {
                     (Some(kind), Some(message)) => format!("{kind}: {message}"),
                     (None, Some(message)) => message,
                     (Some(kind), None) => kind,
                     (None, None) => "the server sent an error event without details".into(),
-                });
+                }));
             }
         }
         Ok(Flow::Continue)
@@ -183,10 +185,14 @@ impl EventProcessor {
 
     /// Applies a `content_block_delta` read by [`BlockDeltaReader`](super::reader::BlockDeltaReader) (the common event,
     /// read without building a [`StreamEvent`]).
-    pub async fn process_block_delta(&mut self, event: BlockDeltaData<'_>) -> Result<Flow, String> {
+    pub async fn process_block_delta(
+        &mut self,
+        event: BlockDeltaData<'_>,
+    ) -> Result<Flow, Failure> {
         self.out.start().await;
         self.delta(event.index, event.delta.into_delta_text())
-            .await?;
+            .await
+            .map_err(Failure::parse)?;
         Ok(Flow::Continue)
     }
 
@@ -263,10 +269,9 @@ impl EventProcessor {
     pub async fn finish(mut self) -> AssistantMessage {
         if !self.complete && self.stop_reason.is_none() {
             return self
-                .fail(
-                    StopReason::Error,
+                .fail(Failure::incomplete(
                     "The stream ended before message_stop: the response is incomplete",
-                )
+                ))
                 .await;
         }
         self.close().await;
@@ -280,19 +285,17 @@ impl EventProcessor {
             Some("refusal") => {
                 return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::provider(
                         "The model refused to answer (stop_reason: refusal)",
-                    )
+                    ))
                     .await
             }
             Some("sensitive") => {
                 return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::provider(
                         "The provider stopped the reply: its content was flagged (stop_reason: sensitive)",
-                    )
+                    ))
                     .await
             }
             Some(other) => {
@@ -304,14 +307,10 @@ impl EventProcessor {
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(
-        mut self,
-        reason: StopReason,
-        message: impl Into<String>,
-    ) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
         self.close().await;
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(reason, message).await
+        self.out.fail(failure).await
     }
 }

@@ -5,9 +5,10 @@ use aws_smithy_types::event_stream::Message;
 
 use super::frame::FrameReader;
 use super::stream::EventProcessor;
+use crate::failure::Failure;
 use crate::providers::transport::{Decoder, Flow, FrameDecoder};
 use crate::reply::ReplyBuilder;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// The ConverseStream decoder.
@@ -43,7 +44,7 @@ impl FrameDecoder for BedrockDecoder {
         self.frames.has_partial_frame()
     }
 
-    async fn frame(&mut self, frame: Message) -> Result<Flow, String> {
+    async fn frame(&mut self, frame: Message) -> Result<Flow, Failure> {
         self.processor.process(&frame).await
     }
 }
@@ -53,7 +54,7 @@ impl Decoder for BedrockDecoder {
         self.processor.finish().await
     }
 
-    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
-        self.processor.fail(reason, text).await
+    async fn fail(self, failure: Failure) -> AssistantMessage {
+        self.processor.fail(failure).await
     }
 }

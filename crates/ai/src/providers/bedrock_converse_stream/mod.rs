@@ -28,15 +28,14 @@ use reqwest::header::{HeaderName, HeaderValue, AUTHORIZATION};
 
 use self::decode::BedrockDecoder;
 use super::transport::{drive_frames, PrepareError, Prepared, Signer};
+use crate::failure::Failure;
 use crate::options::{ApiKey, StreamOptions};
 use crate::provider_kit::ApiProvider;
 use crate::providers::auth::env_value;
 use crate::providers::client::new_client;
 use crate::providers::headers::request_headers;
-use crate::providers::transport::open::ABORTED_TEXT;
 use crate::reply::EventSink;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::{Model, API_BEDROCK_CONVERSE_STREAM};
 
 /// The content type of ConverseStream's body.
@@ -155,7 +154,7 @@ async fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<Prepared, PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let request = convert::build_request(model, context, options).map_err(error)?;
     let body = serde_json::to_vec(&request)
         .map_err(|e| error(format!("could not encode the request: {e}")))?;
@@ -199,9 +198,9 @@ async fn prepare(
             let credentials = tokio::select! {
                 biased;
                 _ = options.cancel.cancelled() => {
-                    return Err((StopReason::Aborted, ABORTED_TEXT.to_string()));
+                    return Err(Failure::aborted());
                 }
-                fetched = auth::credentials(&chain) => fetched.map_err(error)?,
+                fetched = auth::credentials(&chain) => fetched.map_err(Failure::auth)?,
             };
             Auth::SigV4 {
                 credentials,

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use super::wire::{
     ContentBlockDelta, ContentBlockStart, ContentBlockStop, ExceptionPayload, MessageStop, Metadata,
 };
+use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -88,7 +89,7 @@ impl EventProcessor {
 
     /// Applies one message; `Err` for an exception, an error message or a payload that does
     /// not parse.
-    pub async fn process(&mut self, message: &Message) -> Result<Flow, String> {
+    pub async fn process(&mut self, message: &Message) -> Result<Flow, Failure> {
         let payload = message.payload().as_ref();
         match header(message, ":message-type") {
             Some("event") => {}
@@ -99,14 +100,21 @@ impl EventProcessor {
                     .message
                     .or(body.message_capitalised)
                     .unwrap_or_else(|| String::from_utf8_lossy(payload).into_owned());
-                return Err(exception_text(kind, &text));
+                return Err(Failure::provider(exception_text(kind, &text)));
             }
             other => {
                 let code = header(message, ":error-code").unwrap_or(other.unwrap_or("error"));
                 let text = header(message, ":error-message").unwrap_or("");
-                return Err(format!("{code}: {text}"));
+                return Err(Failure::provider(format!("{code}: {text}")));
             }
         }
+        self.event(message).await.map_err(Failure::parse)
+    }
+
+    /// Applies one event message; `Err` (the text) for a payload that does not parse or an
+    /// impossible order.
+    async fn event(&mut self, message: &Message) -> Result<Flow, String> {
+        let payload = message.payload().as_ref();
         self.out.start().await;
         match header(message, ":event-type").unwrap_or("") {
             "messageStart" => {}
@@ -226,24 +234,23 @@ impl EventProcessor {
             match self.stop_reason.as_deref() {
                 None => return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::incomplete(
                         "The stream ended without a messageStop event: the response is incomplete",
-                    )
+                    ))
                     .await,
                 Some("end_turn" | "stop_sequence") => StopReason::Stop,
                 Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
                 Some("tool_use") => StopReason::ToolUse,
                 Some(other) => {
                     let text = format!("The provider stopped the reply: {other}");
-                    return self.out.fail(StopReason::Error, text).await;
+                    return self.out.fail(Failure::provider(text)).await;
                 }
             };
         self.out.finish(reason).await
     }
 
     /// Ends the reply with an error (partial content is kept).
-    pub async fn fail(self, reason: StopReason, text: impl Into<String>) -> AssistantMessage {
-        self.out.fail(reason, text).await
+    pub async fn fail(self, failure: Failure) -> AssistantMessage {
+        self.out.fail(failure).await
     }
 }

@@ -5,10 +5,11 @@
 use super::stream::ResponseProcessor;
 use super::wire::GenerateContentResponse;
 use crate::diagnostics::quote_chunk;
+use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// The Gemini decoder (Gemini's endpoint and Vertex AI's).
@@ -26,13 +27,13 @@ impl GeminiDecoder {
 }
 
 impl EventDecoder for GeminiDecoder {
-    async fn event(&mut self, event: &SseEvent) -> Result<Flow, String> {
+    async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
         let data = event.data.trim();
         let chunk: GenerateContentResponse = serde_json::from_str(data).map_err(|e| {
-            format!(
+            Failure::parse(format!(
                 "Could not parse a stream chunk ({e}): {}",
                 quote_chunk(data)
-            )
+            ))
         })?;
         self.processor.process(chunk).await?;
         Ok(Flow::Continue)
@@ -44,7 +45,7 @@ impl Decoder for GeminiDecoder {
         self.processor.finish().await
     }
 
-    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
-        self.processor.fail(reason, text).await
+    async fn fail(self, failure: Failure) -> AssistantMessage {
+        self.processor.fail(failure).await
     }
 }

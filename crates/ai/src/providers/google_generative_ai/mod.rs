@@ -25,11 +25,11 @@ use reqwest::header::HeaderName;
 use self::convert::GeminiCompat;
 use self::decode::GeminiDecoder;
 use super::transport::{PrepareError, Prepared};
+use crate::failure::Failure;
 use crate::options::StreamOptions;
 use crate::providers::auth::required_api_key;
 use crate::providers::headers::request_headers;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::{Model, API_GOOGLE_GENERATIVE_AI};
 
 /// Base URL of the Gemini API.
@@ -79,9 +79,9 @@ fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<(Prepared, ()), PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let compat = GeminiCompat::for_model(model).map_err(error)?;
-    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let body = request_body(model, context, options, &compat)?;
     let url = stream_url(model).map_err(error)?;
     let auth = key.as_ref().map(|key| {
@@ -102,7 +102,7 @@ pub(crate) fn request_body(
     options: &StreamOptions,
     compat: &GeminiCompat,
 ) -> Result<Vec<u8>, PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let request = convert::build_request(model, context, options, compat)
         .map_err(|e| error(e.to_string()))?;
     serde_json::to_vec(&request).map_err(|e| error(format!("could not encode the request: {e}")))

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::Value;
 
 use super::wire::{FunctionCall, GenerateContentResponse, Part, UsageMetadata};
+use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::content::AssistantContent;
 use crate::types::message::{AssistantMessage, StopReason};
@@ -77,11 +78,14 @@ impl ResponseProcessor {
     }
 
     /// Applies one stream object. An `error` object or a blocked prompt is returned as
-    /// `Err(text)`.
-    pub async fn process(&mut self, chunk: GenerateContentResponse) -> Result<(), String> {
+    /// `Err`.
+    pub async fn process(&mut self, chunk: GenerateContentResponse) -> Result<(), Failure> {
         self.out.start().await;
         if let Some(error) = chunk.error {
-            return Err(format!("Gemini sent an error: {}", error_text(&error)));
+            return Err(Failure::provider(format!(
+                "Gemini sent an error: {}",
+                error_text(&error)
+            )));
         }
         if let Some(id) = chunk.response_id.filter(|id| !id.is_empty()) {
             if self.out.message().response_id.is_none() {
@@ -97,7 +101,9 @@ impl ResponseProcessor {
                     .block_reason_message
                     .map(|m| format!(" ({m})"))
                     .unwrap_or_default();
-                return Err(format!("Gemini blocked the prompt: {reason}{note}"));
+                return Err(Failure::provider(format!(
+                    "Gemini blocked the prompt: {reason}{note}"
+                )));
             }
         }
         let Some(candidate) = chunk.candidates.into_iter().next() else {
@@ -228,10 +234,9 @@ impl ResponseProcessor {
             None => {
                 return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::incomplete(
                         "The stream ended without a finishReason: the response is incomplete",
-                    )
+                    ))
                     .await
             }
             Some("STOP") if has_calls => StopReason::ToolUse,
@@ -244,21 +249,17 @@ impl ResponseProcessor {
                     .map(|m| format!(" ({m})"))
                     .unwrap_or_default();
                 let text = format!("Gemini stopped the reply: {other}{note}");
-                return self.out.fail(StopReason::Error, text).await;
+                return self.out.fail(Failure::provider(text)).await;
             }
         };
         self.out.finish(stop).await
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(
-        mut self,
-        reason: StopReason,
-        message: impl Into<String>,
-    ) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(reason, message).await
+        self.out.fail(failure).await
     }
 }
 

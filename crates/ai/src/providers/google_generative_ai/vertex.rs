@@ -27,6 +27,7 @@ use reqwest::header::{HeaderName, AUTHORIZATION};
 use super::convert::GeminiCompat;
 use super::decode::GeminiDecoder;
 use super::{request_body, API_KEY_HEADER};
+use crate::failure::Failure;
 use crate::options::{ApiKey, StreamOptions};
 use crate::provider_kit::ApiProvider;
 use crate::providers::auth::env_value;
@@ -35,7 +36,6 @@ use crate::providers::headers::request_headers;
 use crate::providers::transport::{drive_sse, PrepareError, Prepared};
 use crate::reply::EventSink;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::{Model, API_GOOGLE_VERTEX};
 
 /// The OAuth scope asked for.
@@ -256,7 +256,7 @@ async fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<Prepared, PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let compat = GeminiCompat::for_model(model).map_err(error)?;
     let (url, auth, secret) = match express_key(options) {
         Some(key) => {
@@ -280,8 +280,8 @@ async fn credentials(
     provider: &GoogleVertexProvider,
     model: &Model,
     options: &StreamOptions,
-) -> Result<(String, (HeaderName, String), ApiKey), (StopReason, String)> {
-    let fail = |text: String| (StopReason::Error, text);
+) -> Result<(String, (HeaderName, String), ApiKey), Failure> {
+    let fail = Failure::config;
     let project = provider
         .project
         .clone()
@@ -309,7 +309,7 @@ async fn credentials(
 async fn token(
     provider: &GoogleVertexProvider,
     options: &StreamOptions,
-) -> Result<ApiKey, (StopReason, String)> {
+) -> Result<ApiKey, Failure> {
     let fetch = async {
         let tokens = provider
             .tokens
@@ -331,8 +331,8 @@ async fn token(
     };
     tokio::select! {
         biased;
-        _ = options.cancel.cancelled() => Err((StopReason::Aborted, crate::providers::transport::open::ABORTED_TEXT.into())),
-        result = fetch => result.map_err(|text| (StopReason::Error, text)),
+        _ = options.cancel.cancelled() => Err(Failure::aborted()),
+        result = fetch => result.map_err(Failure::auth),
     }
 }
 
@@ -340,9 +340,8 @@ async fn token(
 async fn token(
     _provider: &GoogleVertexProvider,
     _options: &StreamOptions,
-) -> Result<ApiKey, (StopReason, String)> {
-    Err((
-        StopReason::Error,
-        "Vertex AI without an API key needs application default credentials: build oxpi-ai with its feature \"vertex\", or set GOOGLE_CLOUD_API_KEY".into(),
+) -> Result<ApiKey, Failure> {
+    Err(Failure::config(
+        "Vertex AI without an API key needs application default credentials: build oxpi-ai with its feature \"vertex\", or set GOOGLE_CLOUD_API_KEY",
     ))
 }

@@ -18,12 +18,12 @@ use super::openai_completions::compat::OpenAiCompat;
 use super::openai_completions::decode::ChatDecoder;
 use super::openai_completions::prepare::ChatSeed;
 use super::transport::{PrepareError, Prepared};
+use crate::failure::Failure;
 use crate::options::StreamOptions;
 use crate::providers::auth::required_api_key;
 use crate::providers::headers::{add_session_headers, request_headers};
 use crate::providers::url::base_url;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::{Model, API_MISTRAL_CONVERSATIONS};
 
 /// Mistral's endpoint, used when a model has no base URL.
@@ -55,10 +55,10 @@ fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<(Prepared, ChatSeed), PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let mut compat = OpenAiCompat::for_model(model).map_err(error)?;
     compat.requires_mistral_tool_ids = true;
-    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let request = convert::build_request(model, context, options);
     let body = serde_json::to_vec(&request)
         .map_err(|e| error(format!("could not encode the request: {e}")))?;

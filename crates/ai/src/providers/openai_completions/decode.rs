@@ -5,10 +5,11 @@ use super::prepare::ChatSeed;
 use super::reader::ChunkReader;
 use super::stream::ChunkProcessor;
 use crate::diagnostics::quote_chunk;
+use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// Rewrites a chunk that the Chat Completions reader cannot take as it is (`None`: unchanged);
@@ -39,7 +40,7 @@ impl ChatDecoder {
 }
 
 impl EventDecoder for ChatDecoder {
-    async fn event(&mut self, event: &SseEvent) -> Result<Flow, String> {
+    async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(Flow::Complete);
@@ -47,10 +48,10 @@ impl EventDecoder for ChatDecoder {
         let rewritten = self.rewrite.and_then(|rewrite| rewrite(data));
         let data = rewritten.as_deref().unwrap_or(data);
         let mut chunk = self.reader.read(data).map_err(|e| {
-            format!(
+            Failure::parse(format!(
                 "Could not parse a stream chunk ({e}): {}",
                 quote_chunk(data)
-            )
+            ))
         })?;
         self.processor.process(&mut chunk).await?;
         Ok(Flow::Continue)
@@ -62,7 +63,7 @@ impl Decoder for ChatDecoder {
         self.processor.finish().await
     }
 
-    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
-        self.processor.fail(reason, text).await
+    async fn fail(self, failure: Failure) -> AssistantMessage {
+        self.processor.fail(failure).await
     }
 }

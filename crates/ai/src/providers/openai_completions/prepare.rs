@@ -5,13 +5,13 @@ use reqwest::header::AUTHORIZATION;
 
 use super::compat::OpenAiCompat;
 use super::convert;
+use crate::failure::Failure;
 use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::auth::{auth_header, required_api_key};
 use crate::providers::headers::{add_session_headers, request_headers};
 use crate::providers::transport::{PrepareError, Prepared};
 use crate::providers::url::base_url;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::Model;
 
 /// What the decoder of a prepared request needs to know.
@@ -28,9 +28,9 @@ pub(crate) fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<(Prepared, ChatSeed), PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let compat = OpenAiCompat::for_model(model).map_err(error)?;
-    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let request = convert::build_request(model, context, options, &compat);
     let body = serde_json::to_vec(&request)
         .map_err(|e| error(format!("could not encode the request: {e}")))?;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::compat::OpenAiCompat;
 use super::text_tool_calls::{parse_text_tool_calls, TextToolCallDetector};
 use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, FinishReason, Text};
+use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
@@ -54,11 +55,14 @@ impl ChunkProcessor {
 
     /// Applies one chunk, taking the texts it uses out of it (the chunk is borrowed rather than
     /// moved: it is large, and a delta is small). An error chunk or an impossible fragment is
-    /// returned as `Err(text)`.
-    pub async fn process(&mut self, chunk: &mut ChatChunk<'_>) -> Result<(), String> {
+    /// returned as `Err`.
+    pub async fn process(&mut self, chunk: &mut ChatChunk<'_>) -> Result<(), Failure> {
         self.out.start().await;
         if let Some(error) = &chunk.error {
-            return Err(format!("the server sent an error: {}", error_text(error)));
+            return Err(Failure::provider(format!(
+                "the server sent an error: {}",
+                error_text(error)
+            )));
         }
         if let Some(id) = chunk.id.take().filter(|id| !id.as_str().is_empty()) {
             if self.out.message().response_id.is_none() {
@@ -114,9 +118,9 @@ impl ChunkProcessor {
             };
             if !continues {
                 if self.finished_tools.contains(&index) && new_id.is_none() {
-                    return Err(format!(
+                    return Err(Failure::parse(format!(
                         "a tool-call fragment for index {index} arrived after that call had ended"
-                    ));
+                    )));
                 }
                 if let Some(previous) = self.current_tool.take() {
                     self.finished_tools.insert(previous);
@@ -208,10 +212,9 @@ impl ChunkProcessor {
         let Some(reason) = self.finish_reason else {
             return self
                 .out
-                .fail(
-                    StopReason::Error,
+                .fail(Failure::incomplete(
                     "The stream ended without a finish_reason: the response is incomplete",
-                )
+                ))
                 .await;
         };
         let has_calls = self.out.message().tool_calls().next().is_some();
@@ -221,10 +224,9 @@ impl ChunkProcessor {
             FinishReason::ContentFilter => {
                 return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::provider(
                         "The provider stopped the reply: content_filter",
-                    )
+                    ))
                     .await
             }
             FinishReason::Stop if has_calls || text_calls => StopReason::ToolUse,
@@ -234,18 +236,14 @@ impl ChunkProcessor {
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(
-        mut self,
-        reason: StopReason,
-        message: impl Into<String>,
-    ) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
         if let Some(detector) = &mut self.text_calls {
             let held = detector.take_held();
             self.out.text(&held).await;
         }
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(reason, message).await
+        self.out.fail(failure).await
     }
 }
 

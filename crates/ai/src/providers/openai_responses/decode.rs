@@ -9,10 +9,11 @@ use serde_json::Value;
 use super::stream::{EventProcessor, HANDLED_EVENTS};
 use super::wire::StreamEvent;
 use crate::diagnostics::quote_chunk;
+use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// What the decoder of a prepared request needs to know.
@@ -40,12 +41,12 @@ impl ResponsesDecoder {
 }
 
 impl EventDecoder for ResponsesDecoder {
-    async fn event(&mut self, event: &SseEvent) -> Result<Flow, String> {
+    async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
         let data = event.data.trim();
         if data == "[DONE]" {
             return Ok(Flow::Complete);
         }
-        match parse_event(data, &event.event)? {
+        match parse_event(data, &event.event).map_err(Failure::parse)? {
             Some(parsed) => self.processor.process(parsed).await,
             None => Ok(Flow::Continue),
         }
@@ -57,8 +58,8 @@ impl Decoder for ResponsesDecoder {
         self.processor.finish().await
     }
 
-    async fn fail(self, reason: StopReason, text: String) -> AssistantMessage {
-        self.processor.fail(reason, text).await
+    async fn fail(self, failure: Failure) -> AssistantMessage {
+        self.processor.fail(failure).await
     }
 }
 

@@ -9,13 +9,13 @@ use reqwest::header::{HeaderName, AUTHORIZATION};
 use super::convert::{self, ResponsesCompat};
 use super::decode::ResponsesSeed;
 use super::{azure, Endpoint};
+use crate::failure::Failure;
 use crate::options::StreamOptions;
 use crate::providers::auth::{auth_header, required_api_key};
 use crate::providers::headers::{add_session_headers, request_headers};
 use crate::providers::transport::{PrepareError, Prepared};
 use crate::providers::url::base_url;
 use crate::types::context::Context;
-use crate::types::message::StopReason;
 use crate::types::model::Model;
 
 /// The request for `model` at `endpoint`.
@@ -25,9 +25,9 @@ pub(crate) fn prepare(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<(Prepared, ResponsesSeed), PrepareError> {
-    let error = |text: String| (StopReason::Error, text);
+    let error = Failure::config;
     let compat = ResponsesCompat::for_model(model).map_err(error)?;
-    let key = required_api_key(&model.provider, options).map_err(error)?;
+    let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let azure = match endpoint {
         Endpoint::OpenAi => None,
         Endpoint::Azure => Some(

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::wire::{FunctionCallItem, ResponseObject, ResponseUsage, StreamEvent};
+use crate::failure::Failure;
 use crate::options::ServiceTier;
 use crate::providers::openai_completions::stream::generate_call_id;
 use crate::reply::ReplyBuilder;
@@ -97,8 +98,8 @@ impl EventProcessor {
     }
 
     /// Applies one event. A failed response, an `error` event or an impossible event is
-    /// returned as `Err(text)`.
-    pub async fn process(&mut self, event: StreamEvent) -> Result<Flow, String> {
+    /// returned as `Err`.
+    pub async fn process(&mut self, event: StreamEvent) -> Result<Flow, Failure> {
         self.out.start().await;
         match event.type_.as_str() {
             "response.created" | "response.in_progress" => {
@@ -150,18 +151,20 @@ impl EventProcessor {
             "response.function_call_arguments.delta" => {
                 let delta = event.delta.unwrap_or_default();
                 self.call_arguments(event.item_id.as_deref(), |_| Some(delta))
-                    .await?;
+                    .await
+                    .map_err(Failure::parse)?;
             }
             "response.function_call_arguments.done" => {
                 let full = event.arguments.unwrap_or_default();
                 self.call_arguments(event.item_id.as_deref(), |raw| rest_of(raw, &full))
-                    .await?;
+                    .await
+                    .map_err(Failure::parse)?;
             }
             "response.output_item.done" => {
                 let item = event.item.unwrap_or_default();
                 match item_type(&item) {
                     "reasoning" => self.end_reasoning(&item).await,
-                    "function_call" => self.end_call(&item).await?,
+                    "function_call" => self.end_call(&item).await.map_err(Failure::parse)?,
                     _ => self.end_item().await,
                 }
             }
@@ -181,9 +184,9 @@ impl EventProcessor {
             }
             "response.failed" => {
                 self.take_usage(event.response.as_ref());
-                return Err(failed_text(event.response.as_ref()));
+                return Err(Failure::provider(failed_text(event.response.as_ref())));
             }
-            "error" => return Err(error_event_text(&event)),
+            "error" => return Err(Failure::provider(error_event_text(&event))),
             _ => {}
         }
         Ok(Flow::Continue)
@@ -395,19 +398,17 @@ impl EventProcessor {
             None => {
                 return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::incomplete(
                         "The stream ended without a response.completed event: the response is incomplete",
-                    )
+                    ))
                     .await
             }
             Some(Terminal::Incomplete(Some(reason))) if reason == "content_filter" => {
                 return self
                     .out
-                    .fail(
-                        StopReason::Error,
+                    .fail(Failure::provider(
                         "The provider stopped the reply: content_filter",
-                    )
+                    ))
                     .await
             }
             Some(Terminal::Incomplete(_)) => StopReason::Length,
@@ -420,15 +421,11 @@ impl EventProcessor {
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(
-        mut self,
-        reason: StopReason,
-        message: impl Into<String>,
-    ) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
         self.end_item().await;
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(reason, message).await
+        self.out.fail(failure).await
     }
 }
 

@@ -4,11 +4,11 @@
 use std::future::Future;
 
 use super::{attempt, begin, or_fail, Decoder, Flow, PrepareError, Prepared};
+use crate::failure::Failure;
 use crate::options::StreamOptions;
-use crate::providers::transport::open::{open_byte_stream, ABORTED_TEXT};
+use crate::providers::transport::open::open_byte_stream;
 use crate::providers::transport::read::{next_bytes, ByteStep};
 use crate::reply::{EventSink, ReplyBuilder};
-use crate::types::message::StopReason;
 use crate::types::model::Model;
 
 /// Turns the frames of a binary event stream into reply events.
@@ -26,8 +26,8 @@ pub(crate) trait FrameDecoder: Decoder {
     /// Whether an unfinished frame is buffered (a body that ends now was cut).
     fn has_partial_frame(&self) -> bool;
 
-    /// Applies one frame.
-    fn frame(&mut self, frame: Self::Frame) -> impl Future<Output = Result<Flow, String>> + Send;
+    /// Applies one frame; `Err` ends the reply with that failure.
+    fn frame(&mut self, frame: Self::Frame) -> impl Future<Output = Result<Flow, Failure>> + Send;
 }
 
 /// Like [`drive_sse`] for a binary event stream of `content_type` (Bedrock's), cut into frames
@@ -62,14 +62,8 @@ pub(crate) async fn drive_frames<S, D: FrameDecoder>(
         match next_bytes(&mut source, options).await {
             ByteStep::Bytes(bytes) => decoder.push(&bytes),
             ByteStep::Ended => break,
-            ByteStep::Aborted => {
-                decoder
-                    .fail(StopReason::Aborted, ABORTED_TEXT.to_string())
-                    .await;
-                return;
-            }
-            ByteStep::Failed(text) => {
-                decoder.fail(StopReason::Error, text).await;
+            ByteStep::Failed(failure) => {
+                decoder.fail(failure).await;
                 return;
             }
         }
@@ -79,7 +73,7 @@ pub(crate) async fn drive_frames<S, D: FrameDecoder>(
                 Ok(None) => break,
                 Err(text) => {
                     source.close();
-                    decoder.fail(StopReason::Error, text).await;
+                    decoder.fail(Failure::parse(text)).await;
                     return;
                 }
             };
@@ -90,9 +84,9 @@ pub(crate) async fn drive_frames<S, D: FrameDecoder>(
                     decoder.finish().await;
                     return;
                 }
-                Err(text) => {
+                Err(failure) => {
                     source.close();
-                    decoder.fail(StopReason::Error, text).await;
+                    decoder.fail(failure).await;
                     return;
                 }
             }
@@ -100,11 +94,9 @@ pub(crate) async fn drive_frames<S, D: FrameDecoder>(
     }
     if decoder.has_partial_frame() {
         decoder
-            .fail(
-                StopReason::Error,
-                "The stream was interrupted: it ended in the middle of an event-stream frame"
-                    .to_string(),
-            )
+            .fail(Failure::incomplete(
+                "The stream was interrupted: it ended in the middle of an event-stream frame",
+            ))
             .await;
         return;
     }

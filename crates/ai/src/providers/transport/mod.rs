@@ -24,12 +24,13 @@ use reqwest::header::HeaderMap;
 
 #[cfg(feature = "bedrock")]
 pub(crate) use self::frames::{drive_frames, FrameDecoder};
+use crate::failure::Failure;
 use crate::options::{ApiKey, StreamOptions};
-use crate::providers::transport::open::{open_event_source, OpenError, ABORTED_TEXT};
+use crate::providers::transport::open::open_event_source;
 use crate::providers::transport::read::{next_sse, SseStep};
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::sse::SseEvent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// Adds per-attempt headers (Bedrock's SigV4: a signature is valid for minutes, so each retry
@@ -69,9 +70,9 @@ impl Prepared {
     }
 }
 
-/// A request that could not be prepared: why, and how the reply ends (`error`, or `aborted`
-/// when the caller cancelled while credentials were fetched).
-pub(crate) type PrepareError = (StopReason, String);
+/// A request that could not be prepared: why (an aborted failure when the caller cancelled
+/// while credentials were fetched).
+pub(crate) type PrepareError = Failure;
 
 /// Whether the stream goes on after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,17 +89,13 @@ pub(crate) trait Decoder: Send {
     fn finish(self) -> impl Future<Output = AssistantMessage> + Send;
 
     /// Ends the reply with an error or an abort (partial content kept).
-    fn fail(
-        self,
-        reason: StopReason,
-        text: String,
-    ) -> impl Future<Output = AssistantMessage> + Send;
+    fn fail(self, failure: Failure) -> impl Future<Output = AssistantMessage> + Send;
 }
 
 /// Turns server-sent events into reply events. The driver skips events whose data is blank.
 pub(crate) trait EventDecoder: Decoder {
-    /// Applies one event; `Err` with the error text ends the reply (partial content kept).
-    fn event(&mut self, event: &SseEvent) -> impl Future<Output = Result<Flow, String>> + Send;
+    /// Applies one event; `Err` ends the reply with that failure (partial content kept).
+    fn event(&mut self, event: &SseEvent) -> impl Future<Output = Result<Flow, Failure>> + Send;
 }
 
 /// Starts a reply: the builder, or the terminal `error` when the client could not be built or
@@ -114,7 +111,7 @@ async fn start_reply<S>(
     let client = match client {
         Ok(client) => client,
         Err(text) => {
-            out.fail(StopReason::Error, text).await;
+            out.fail(Failure::config(text)).await;
             return None;
         }
     };
@@ -123,10 +120,10 @@ async fn start_reply<S>(
             out.set_secret(prepared.secret.clone());
             Some((out, client, prepared, seed))
         }
-        Err((reason, text)) => {
+        Err(failure) => {
             // No prepared secret to redact: at least the caller's key never shows.
             out.set_secret(options.api_key.clone());
-            out.fail(reason, text).await;
+            out.fail(failure).await;
             None
         }
     }
@@ -139,18 +136,18 @@ async fn final_body(
     prepared: &mut Prepared,
     model: &Model,
     options: &StreamOptions,
-) -> Result<(), OpenError> {
+) -> Result<(), Failure> {
     if let Some(hook) = &options.on_payload {
         let encode_error =
-            |e: serde_json::Error| OpenError::Failed(format!("could not encode the request: {e}"));
+            |e: serde_json::Error| Failure::config(format!("could not encode the request: {e}"));
         let payload: serde_json::Value =
             serde_json::from_slice(&prepared.body).map_err(encode_error)?;
         let call = (hook.0)(payload.clone(), model);
         let replaced = tokio::select! {
             biased;
-            _ = options.cancel.cancelled() => return Err(OpenError::Aborted),
+            _ = options.cancel.cancelled() => return Err(Failure::aborted()),
             outcome = call => outcome
-                .map_err(|e| OpenError::Failed(format!("on_payload refused the request: {e}")))?,
+                .map_err(|e| Failure::config(format!("on_payload refused the request: {e}")))?,
         };
         if let Some(replaced) = replaced {
             prepared.body = serde_json::to_vec(&replaced).map_err(encode_error)?;
@@ -158,7 +155,7 @@ async fn final_body(
     }
     if let Some(sign) = &prepared.signer {
         sign(&mut prepared.headers.clone(), &prepared.url, &prepared.body)
-            .map_err(OpenError::Failed)?;
+            .map_err(Failure::auth)?;
     }
     Ok(())
 }
@@ -181,13 +178,6 @@ pub(super) fn attempt<'a>(
     }
 }
 
-fn open_failure(error: OpenError) -> (StopReason, String) {
-    match error {
-        OpenError::Aborted => (StopReason::Aborted, ABORTED_TEXT.to_string()),
-        OpenError::Failed(text) => (StopReason::Error, text),
-    }
-}
-
 /// Starts a reply and readies its request: the decoder made from the reply's builder and the
 /// seed, the client, and the request with its final body. `None` when the reply already ended
 /// (no client, `prepare` failed, `on_payload` refused or the caller cancelled, signing failed):
@@ -205,9 +195,8 @@ pub(super) async fn begin<S, D: Decoder>(
     let decoder = decoder(out, seed);
     match final_body(&mut prepared, model, options).await {
         Ok(()) => Some((decoder, client, prepared)),
-        Err(e) => {
-            let (reason, text) = open_failure(e);
-            decoder.fail(reason, text).await;
+        Err(failure) => {
+            decoder.fail(failure).await;
             None
         }
     }
@@ -217,13 +206,12 @@ pub(super) async fn begin<S, D: Decoder>(
 /// opened.
 pub(super) async fn or_fail<T, D: Decoder>(
     decoder: D,
-    opened: Result<T, OpenError>,
+    opened: Result<T, Failure>,
 ) -> Option<(D, T)> {
     match opened {
         Ok(source) => Some((decoder, source)),
-        Err(e) => {
-            let (reason, text) = open_failure(e);
-            decoder.fail(reason, text).await;
+        Err(failure) => {
+            decoder.fail(failure).await;
             None
         }
     }
@@ -260,14 +248,8 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
         let event = match next_sse(&mut source, options).await {
             SseStep::Message(event) => event,
             SseStep::Ended => break,
-            SseStep::Aborted => {
-                decoder
-                    .fail(StopReason::Aborted, ABORTED_TEXT.to_string())
-                    .await;
-                return;
-            }
-            SseStep::Failed(text) => {
-                decoder.fail(StopReason::Error, text).await;
+            SseStep::Failed(failure) => {
+                decoder.fail(failure).await;
                 return;
             }
         };
@@ -281,9 +263,9 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
                 source.close();
                 break;
             }
-            Err(text) => {
+            Err(failure) => {
                 source.close();
-                decoder.fail(StopReason::Error, text).await;
+                decoder.fail(failure).await;
                 return;
             }
         }

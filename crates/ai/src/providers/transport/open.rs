@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
-use reqwest::{RequestBuilder, StatusCode};
+use reqwest::RequestBuilder;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -15,23 +15,12 @@ use tokio_util::sync::CancellationToken;
 use super::read::ByteSource;
 use super::read::SseSource;
 use crate::diagnostics::error_chain;
+use crate::failure::{Failure, FailureKind};
 use crate::options::{ApiKey, ProviderResponse, StreamOptions};
 use crate::providers::error_text::{error_message_from_body, http_error_text};
 use crate::providers::headers::header_record;
 use crate::secret::redact;
 use crate::types::model::Model;
-
-/// Why a stream could not be opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpenError {
-    /// The caller cancelled.
-    Aborted,
-    /// It failed; the text says why (status and the server's own message where there is one).
-    Failed(String),
-}
-
-/// The error text of a request the caller cancelled.
-pub const ABORTED_TEXT: &str = "Request was aborted";
 
 /// Opens an SSE stream, retrying 429, 5xx, timeouts and connection errors with exponential
 /// backoff (honouring `Retry-After`) up to `options.max_retries` times. Never retries once the
@@ -45,7 +34,7 @@ pub async fn open_event_source(
     model: &Model,
     options: &StreamOptions,
     secret: Option<&ApiKey>,
-) -> Result<SseSource, OpenError> {
+) -> Result<SseSource, Failure> {
     let (response, deadline) = open_stream(build, model, options, secret, SSE_CONTENT_TYPE).await?;
     Ok(SseSource::new(response, deadline))
 }
@@ -63,7 +52,7 @@ pub async fn open_byte_stream(
     options: &StreamOptions,
     secret: Option<&ApiKey>,
     content_type: &'static str,
-) -> Result<ByteSource, OpenError> {
+) -> Result<ByteSource, Failure> {
     let (response, deadline) = open_stream(build, model, options, secret, content_type).await?;
     Ok(ByteSource::new(response, deadline))
 }
@@ -74,7 +63,7 @@ async fn open_stream(
     options: &StreamOptions,
     secret: Option<&ApiKey>,
     content_type: &'static str,
-) -> Result<(reqwest::Response, Option<Instant>), OpenError> {
+) -> Result<(reqwest::Response, Option<Instant>), Failure> {
     let Some(limit) = options.deadline else {
         return open_with_retries(build, model, options, secret, content_type)
             .await
@@ -85,7 +74,7 @@ async fn open_stream(
     match tokio::time::timeout_at(deadline, opening).await {
         Ok(Ok(response)) => Ok((response, Some(deadline))),
         Ok(Err(e)) => Err(e),
-        Err(_) => Err(OpenError::Failed(deadline_text(limit))),
+        Err(_) => Err(Failure::new(FailureKind::Deadline, deadline_text(limit))),
     }
 }
 
@@ -103,37 +92,43 @@ async fn open_with_retries(
     options: &StreamOptions,
     secret: Option<&ApiKey>,
     content_type: &'static str,
-) -> Result<reqwest::Response, OpenError> {
+) -> Result<reqwest::Response, Failure> {
     let mut attempt: u32 = 0;
     loop {
         let failure = match try_open(build(), model, options, secret, content_type).await {
             Ok(response) => return Ok(response),
-            Err(Attempt::Aborted) => return Err(OpenError::Aborted),
-            Err(Attempt::Fatal(text)) => return Err(OpenError::Failed(redact(text, secret))),
-            Err(Attempt::Retryable { text, retry_after }) => (text, retry_after),
+            Err(Attempt::Fatal(failure)) => return Err(failure.map_text(|t| redact(t, secret))),
+            Err(Attempt::Retryable {
+                failure,
+                retry_after,
+            }) => (failure, retry_after),
         };
-        let (text, retry_after) = failure;
+        let (failure, retry_after) = failure;
         if attempt >= options.max_retries {
-            let text = if attempt > 0 {
-                format!("{text} (after {} retries)", attempt)
-            } else {
-                text
-            };
-            return Err(OpenError::Failed(redact(text, secret)));
+            return Err(failure.map_text(|text| {
+                let text = if attempt > 0 {
+                    format!("{text} (after {attempt} retries)")
+                } else {
+                    text
+                };
+                redact(text, secret)
+            }));
         }
         let backoff = options
             .retry_base_delay
             .saturating_mul(2u32.saturating_pow(attempt));
         let delay = match retry_after {
             Some(wait) if wait > options.max_retry_delay => {
-                return Err(OpenError::Failed(redact(
-                    format!(
-                        "{text} (the server asked to retry after {:.1}s, more than the {:.1}s allowed by max_retry_delay)",
-                        wait.as_secs_f64(),
-                        options.max_retry_delay.as_secs_f64()
-                    ),
-                    secret,
-                )))
+                return Err(failure.map_text(|text| {
+                    redact(
+                        format!(
+                            "{text} (the server asked to retry after {:.1}s, more than the {:.1}s allowed by max_retry_delay)",
+                            wait.as_secs_f64(),
+                            options.max_retry_delay.as_secs_f64()
+                        ),
+                        secret,
+                    )
+                }))
             }
             Some(wait) => wait,
             None => backoff.min(options.max_retry_delay),
@@ -142,20 +137,19 @@ async fn open_with_retries(
             attempt,
             ?delay,
             "retrying request: {}",
-            redact(text, secret)
+            redact(failure.text, secret)
         );
         if !sleep_unless_cancelled(delay, &options.cancel).await {
-            return Err(OpenError::Aborted);
+            return Err(Failure::aborted());
         }
         attempt += 1;
     }
 }
 
 enum Attempt {
-    Aborted,
-    Fatal(String),
+    Fatal(Failure),
     Retryable {
-        text: String,
+        failure: Failure,
         retry_after: Option<Duration>,
     },
 }
@@ -181,50 +175,58 @@ async fn try_open(
     expected_type: &'static str,
 ) -> Result<reqwest::Response, Attempt> {
     let (client, request) = request.build_split();
-    let request =
-        request.map_err(|e| Attempt::Fatal(format!("could not build the request: {e}")))?;
+    let request = request.map_err(|e| {
+        Attempt::Fatal(Failure::config(format!("could not build the request: {e}")))
+    })?;
     if let Some(text) = missing_tls(request.url()) {
-        return Err(Attempt::Fatal(text));
+        return Err(Attempt::Fatal(Failure::config(text)));
     }
     let requested = request.url().clone();
     let response = tokio::select! {
         biased;
-        _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
+        _ = options.cancel.cancelled() => return Err(Attempt::Fatal(Failure::aborted())),
         response = tokio::time::timeout(options.timeout, client.execute(request)) => response,
     };
     let response = match response {
         Err(_) => {
             return Err(Attempt::Retryable {
-                text: format!(
-                    "no response within {:.1}s (timeout)",
-                    options.timeout.as_secs_f64()
+                failure: Failure::new(
+                    FailureKind::Timeout,
+                    format!(
+                        "no response within {:.1}s (timeout)",
+                        options.timeout.as_secs_f64()
+                    ),
                 ),
                 retry_after: None,
             })
         }
         Ok(Err(e)) if e.is_builder() => {
-            return Err(Attempt::Fatal(format!("could not build the request: {e}")))
+            return Err(Attempt::Fatal(Failure::config(format!(
+                "could not build the request: {e}"
+            ))))
         }
         // Too many redirects within the origin: asking again loops again. The URL (a path
         // and query the server chose) is left out.
         Ok(Err(e)) if e.is_redirect() => {
-            return Err(Attempt::Fatal(format!(
+            return Err(Attempt::Fatal(Failure::config(format!(
                 "the server redirected the request more than {} times",
                 crate::providers::client::MAX_REDIRECTS
-            )))
+            ))))
         }
         Ok(Err(e)) => {
             return Err(Attempt::Retryable {
-                text: format!("connection error: {}", error_chain(&e)),
+                failure: Failure::new(
+                    FailureKind::Connection,
+                    format!("connection error: {}", error_chain(&e)),
+                ),
                 retry_after: None,
             })
         }
         Ok(Ok(response)) => response,
     };
     if response.url().origin() != requested.origin() {
-        return Err(Attempt::Fatal(crate::providers::client::cross_origin_text(
-            &requested,
-            response.url(),
+        return Err(Attempt::Fatal(Failure::config(
+            crate::providers::client::cross_origin_text(&requested, response.url()),
         )));
     }
     let status = response.status();
@@ -236,7 +238,7 @@ async fn try_open(
         let call = (hook.0)(seen, model);
         tokio::select! {
             biased;
-            _ = options.cancel.cancelled() => return Err(Attempt::Aborted),
+            _ = options.cancel.cancelled() => return Err(Attempt::Fatal(Failure::aborted())),
             () = call => {}
         }
     }
@@ -245,21 +247,22 @@ async fn try_open(
             .headers()
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok());
-        return Err(Attempt::Fatal(crate::providers::client::redirect_text(
-            status,
-            response.url(),
-            location,
+        return Err(Attempt::Fatal(Failure::config(
+            crate::providers::client::redirect_text(status, response.url(), location),
         )));
     }
     if !status.is_success() {
         let retry_after = retry_after(response.headers());
         // Redacted before the message is taken out of it and shortened.
         let body = redact(read_body(response).await, secret);
-        let text = http_error_text(status, &body);
-        return if is_retryable(status) {
-            Err(Attempt::Retryable { text, retry_after })
+        let failure = Failure::http(status.as_u16(), http_error_text(status, &body));
+        return if failure.kind.is_retryable() {
+            Err(Attempt::Retryable {
+                failure,
+                retry_after,
+            })
         } else {
-            Err(Attempt::Fatal(text))
+            Err(Attempt::Fatal(failure))
         };
     }
     let content_type = response
@@ -270,17 +273,12 @@ async fn try_open(
         .to_string();
     if !content_type.is_empty() && !content_type.to_ascii_lowercase().starts_with(expected_type) {
         let body = redact(read_body(response).await, secret);
-        return Err(Attempt::Fatal(format!(
+        return Err(Attempt::Fatal(Failure::parse(format!(
             "expected an event stream ({expected_type}) but got {status} with content-type {content_type}: {}",
             error_message_from_body(&body)
-        )));
+        ))));
     }
     Ok(response)
-}
-
-/// True for 408, 409, 429 and 5xx (including Anthropic's 529).
-pub fn is_retryable(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
 }
 
 /// The longest wait a server can ask for that is taken as given; a longer one (up to any

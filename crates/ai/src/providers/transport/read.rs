@@ -7,6 +7,7 @@ use tokio::time::Instant;
 
 use super::open::deadline_text;
 use crate::diagnostics::error_chain;
+use crate::failure::{Failure, FailureKind};
 use crate::options::StreamOptions;
 use crate::sse::{SseDecoder, SseEvent};
 
@@ -52,10 +53,8 @@ pub enum SseStep {
     Message(SseEvent),
     /// The body ended.
     Ended,
-    /// The caller cancelled; the source is closed.
-    Aborted,
-    /// The stream failed or stalled; the source is closed. The text says why.
-    Failed(String),
+    /// The stream failed, stalled or was cancelled; the source is closed.
+    Failed(Failure),
 }
 
 /// Waits for the next event, honouring cancellation, the idle timeout (the longest time without
@@ -72,7 +71,9 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
                 Ok(None) => {}
                 Err(e) => {
                     source.close();
-                    return SseStep::Failed(format!("The stream was interrupted: {e}"));
+                    return SseStep::Failed(Failure::parse(format!(
+                        "The stream was interrupted: {e}"
+                    )));
                 }
             }
         }
@@ -83,13 +84,9 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
         match read_chunk(response, deadline, options).await {
             Chunk::Bytes(bytes) => source.unread = bytes,
             Chunk::Ended => source.response = None,
-            Chunk::Aborted => {
+            Chunk::Failed(failure) => {
                 source.close();
-                return SseStep::Aborted;
-            }
-            Chunk::Failed(text) => {
-                source.close();
-                return SseStep::Failed(text);
+                return SseStep::Failed(failure);
             }
         }
     }
@@ -127,10 +124,8 @@ pub enum ByteStep {
     Bytes(Bytes),
     /// The body ended.
     Ended,
-    /// The caller cancelled; the source is closed.
-    Aborted,
-    /// The stream failed or stalled; the source is closed. The text says why.
-    Failed(String),
+    /// The stream failed, stalled or was cancelled; the source is closed.
+    Failed(Failure),
 }
 
 #[cfg(feature = "bedrock")]
@@ -144,8 +139,7 @@ pub async fn next_bytes(source: &mut ByteSource, options: &StreamOptions) -> Byt
     let step = match read_chunk(response, deadline, options).await {
         Chunk::Bytes(bytes) => return ByteStep::Bytes(bytes),
         Chunk::Ended => ByteStep::Ended,
-        Chunk::Aborted => ByteStep::Aborted,
-        Chunk::Failed(text) => ByteStep::Failed(text),
+        Chunk::Failed(failure) => ByteStep::Failed(failure),
     };
     source.close();
     step
@@ -154,8 +148,7 @@ pub async fn next_bytes(source: &mut ByteSource, options: &StreamOptions) -> Byt
 enum Chunk {
     Bytes(Bytes),
     Ended,
-    Aborted,
-    Failed(String),
+    Failed(Failure),
 }
 
 async fn read_chunk(
@@ -171,18 +164,27 @@ async fn read_chunk(
     };
     let chunk = tokio::select! {
         biased;
-        _ = options.cancel.cancelled() => return Chunk::Aborted,
+        _ = options.cancel.cancelled() => return Chunk::Failed(Failure::aborted()),
         () = past_deadline => {
-            return Chunk::Failed(deadline_text(options.deadline.unwrap_or_default()));
+            return Chunk::Failed(Failure::new(
+                FailureKind::Deadline,
+                deadline_text(options.deadline.unwrap_or_default()),
+            ));
         }
         chunk = tokio::time::timeout(options.idle_timeout, response.chunk()) => chunk,
     };
     match chunk {
-        Err(_) => Chunk::Failed(format!(
-            "The stream stalled: no data for {:.1}s (idle_timeout)",
-            options.idle_timeout.as_secs_f64()
+        Err(_) => Chunk::Failed(Failure::new(
+            FailureKind::Stall,
+            format!(
+                "The stream stalled: no data for {:.1}s (idle_timeout)",
+                options.idle_timeout.as_secs_f64()
+            ),
         )),
-        Ok(Err(e)) => Chunk::Failed(format!("The stream was interrupted: {}", error_chain(&e))),
+        Ok(Err(e)) => Chunk::Failed(Failure::new(
+            FailureKind::Connection,
+            format!("The stream was interrupted: {}", error_chain(&e)),
+        )),
         Ok(Ok(None)) => Chunk::Ended,
         Ok(Ok(Some(bytes))) => Chunk::Bytes(bytes),
     }
