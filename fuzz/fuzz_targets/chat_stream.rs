@@ -4,9 +4,7 @@
 
 use futures::StreamExt;
 use libfuzzer_sys::fuzz_target;
-use oxpi_ai::providers::openai_completions::compat::OpenAiCompat;
-use oxpi_ai::providers::openai_completions::stream::ChunkProcessor;
-use oxpi_ai::providers::openai_completions::reader::ChunkReader;
+use oxpi_ai::internals::{ChunkProcessor, ChunkReader, OpenAiCompat};
 use oxpi_ai::{AssistantMessageEventStream, Model, ReplyBuilder};
 
 fuzz_target!(|data: &[u8]| {
@@ -29,12 +27,12 @@ fuzz_target!(|data: &[u8]| {
                 match reader.read(data.trim()) {
                     Ok(mut chunk) => {
                         if let Err(e) = processor.process(&mut chunk).await {
-                            processor.fail(oxpi_ai::StopReason::Error, e).await;
+                            processor.fail(e).await;
                             return;
                         }
                     }
                     Err(e) => {
-                        processor.fail(oxpi_ai::StopReason::Error, e.to_string()).await;
+                        processor.fail(oxpi_ai::Failure::parse(e.to_string())).await;
                         return;
                     }
                 }

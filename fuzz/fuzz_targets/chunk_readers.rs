@@ -4,10 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxpi_ai::providers::anthropic_messages::reader::BlockDeltaReader;
-use oxpi_ai::providers::anthropic_messages::wire::BlockDeltaData;
-use oxpi_ai::providers::openai_completions::reader::ChunkReader;
-use oxpi_ai::providers::openai_completions::wire::ChatChunk;
+use oxpi_ai::internals::{BlockDeltaData, BlockDeltaReader, ChatChunk, ChunkReader};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -174,7 +174,8 @@ async fn stream_once(args: &Args) -> Result<Report, String> {
                     since += delta.len();
                     if since >= partial_every {
                         since = 0;
-                        let snapshot = events.partial_arguments(content_index);
+                        let mut partial = events.partial();
+                        let snapshot = partial.partial_arguments(content_index);
                         snapshots += u64::from(snapshot.is_some());
                         std::hint::black_box(snapshot);
                     }

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use futures::FutureExt;
-use oxpi_ai::{AssistantMessage, Message, Model, PartialMessage, ReasoningLevel, UserMessage};
+use oxpi_ai::{AssistantMessage, Message, Model, ReasoningLevel, SharedPartial, UserMessage};
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
@@ -136,7 +136,9 @@ impl Agent {
 
     /// The assistant message being streamed, if any (a copy, made on demand).
     pub fn streaming_message(&self) -> Option<AssistantMessage> {
-        self.inner.state().streaming_message.message().cloned()
+        // The state's lock is released before the stream's is taken.
+        let shared = self.inner.state().streaming_message.clone();
+        shared.message()
     }
 
     /// Ids of tool calls running now.
@@ -371,7 +373,7 @@ impl Drop for IdleOnDrop {
         {
             let mut state = self.inner.state();
             state.is_streaming = false;
-            state.streaming_message = PartialMessage::new();
+            state.streaming_message = SharedPartial::default();
             state.pending_tool_calls.clear();
         }
         // Release the run lock before announcing idleness, so a waiter can start a new run.

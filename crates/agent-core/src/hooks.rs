@@ -80,11 +80,29 @@ pub struct AfterToolCall {
 
 /// A tool call's result and whether it is an error.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolOutcome {
     /// The result.
     pub result: AgentToolResult,
     /// Whether it is an error.
     pub is_error: bool,
+}
+
+impl ToolOutcome {
+    /// `result`, an error when `is_error`.
+    pub fn new(result: AgentToolResult, is_error: bool) -> Self {
+        Self { result, is_error }
+    }
+
+    /// A successful `result`.
+    pub fn ok(result: AgentToolResult) -> Self {
+        Self::new(result, false)
+    }
+
+    /// `result` as an error.
+    pub fn error(result: AgentToolResult) -> Self {
+        Self::new(result, true)
+    }
 }
 
 /// Asked before each model request for the API key of a provider (pi's `getApiKey`): for keys

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use oxpi_ai::{Message, Model, PartialMessage, ReasoningLevel, StreamOptions, Tool};
+use oxpi_ai::{Message, Model, ReasoningLevel, SharedPartial, StreamOptions, Tool};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +30,7 @@ pub(crate) struct State {
     pub(crate) tool_definitions: Vec<Tool>,
     pub(crate) messages: Arc<Vec<Message>>,
     pub(crate) is_streaming: bool,
-    pub(crate) streaming_message: PartialMessage,
+    pub(crate) streaming_message: SharedPartial,
     pub(crate) pending_tool_calls: BTreeSet<String>,
     pub(crate) error_message: Option<String>,
     pub(crate) session_id: Option<String>,
@@ -97,7 +97,7 @@ impl Inner {
                 tool_definitions,
                 messages: Arc::new(options.messages),
                 is_streaming: false,
-                streaming_message: PartialMessage::new(),
+                streaming_message: SharedPartial::default(),
                 pending_tool_calls: BTreeSet::new(),
                 error_message: None,
                 session_id: options.session_id,

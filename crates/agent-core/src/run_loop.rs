@@ -14,7 +14,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use oxpi_ai::registry::panic_text;
 use oxpi_ai::{
-    AssistantMessage, AssistantMessageEvent, Context, Message, PartialMessage, StopReason, ToolCall,
+    AssistantMessage, AssistantMessageEvent, Context, Message, SharedPartial, StopReason, ToolCall,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -290,11 +290,12 @@ async fn request_reply(
         ended_without_request(inner, StopReason::Error, stream_fn_panic_text(&*panic))
     })?;
 
-    inner.state().streaming_message = PartialMessage::new();
+    // The stream folds its events into the partial message once; the agent's
+    // `streaming_message` reads that same fold.
+    inner.state().streaming_message = stream.shared_partial();
     let mut started = false;
     let mut last: Option<AssistantMessage> = None;
     while let Some(event) = stream.next().await {
-        inner.state().streaming_message.apply(&event);
         match event {
             AssistantMessageEvent::Start { partial } => {
                 started = true;
@@ -319,7 +320,7 @@ async fn request_reply(
         }
     }
     drop(stream);
-    inner.state().streaming_message = PartialMessage::new();
+    inner.state().streaming_message = SharedPartial::default();
     let message = last.unwrap_or_else(|| {
         ended_without_request(
             inner,

@@ -86,16 +86,12 @@ async fn after_tool_call_can_rewrite_a_result() {
         ));
         async move {
             if after.tool_call.id == "c1" {
-                Some(ToolOutcome {
-                    result: AgentToolResult::text("[redacted]").with_details(json!({"n": 1})),
-                    is_error: false,
-                })
+                Some(ToolOutcome::ok(
+                    AgentToolResult::text("[redacted]").with_details(json!({"n": 1})),
+                ))
             } else {
                 // Turn the failure into a success.
-                Some(ToolOutcome {
-                    result: AgentToolResult::text("recovered"),
-                    is_error: false,
-                })
+                Some(ToolOutcome::ok(AgentToolResult::text("recovered")))
             }
         }
         .boxed()

@@ -247,12 +247,7 @@ async fn terminate_needs_every_result_of_the_batch() {
     faux.push(FauxReply::text("never asked"));
     let mut options = options(&faux).with_tool(handle(ReadTool::default()));
     options.after_tool_call = Some(Arc::new(|seen| {
-        Box::pin(async move {
-            Some(ToolOutcome {
-                result: seen.result.terminating(),
-                is_error: seen.is_error,
-            })
-        })
+        Box::pin(async move { Some(ToolOutcome::new(seen.result.terminating(), seen.is_error)) })
     }));
     let agent = Agent::new(options);
     agent.prompt("go").await.unwrap();

@@ -27,6 +27,8 @@ pub(crate) mod diagnostics;
 pub mod event;
 pub mod failure;
 pub mod faux;
+#[doc(hidden)]
+pub mod internals;
 pub mod models;
 pub mod options;
 pub mod overflow;
@@ -53,7 +55,7 @@ pub use options::{
 pub use overflow::is_context_overflow;
 pub use registry::{complete, stream, ApiProvider, ProviderRegistry};
 pub use reply::{EventSink, ReplyBuilder};
-pub use stream::{AssistantMessageEventStream, PartialMessage};
+pub use stream::{AssistantMessageEventStream, PartialMessage, SharedPartial};
 pub use types::content::{
     AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent,
 };

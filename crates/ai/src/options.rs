@@ -546,6 +546,7 @@ pub enum ReasoningSummary {
 /// (minimal 1,024, low 2,048, medium 8,192, high 16,384). `xhigh` uses the `high` budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct ThinkingBudgets {
     /// Budget for `minimal`.
     pub minimal: Option<u64>,
@@ -558,11 +559,40 @@ pub struct ThinkingBudgets {
 }
 
 impl ThinkingBudgets {
+    /// No budget set: pi's defaults for every level.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the budget for `minimal`.
+    pub fn with_minimal(mut self, tokens: u64) -> Self {
+        self.minimal = Some(tokens);
+        self
+    }
+
+    /// Sets the budget for `low`.
+    pub fn with_low(mut self, tokens: u64) -> Self {
+        self.low = Some(tokens);
+        self
+    }
+
+    /// Sets the budget for `medium`.
+    pub fn with_medium(mut self, tokens: u64) -> Self {
+        self.medium = Some(tokens);
+        self
+    }
+
+    /// Sets the budget for `high` (and `xhigh`).
+    pub fn with_high(mut self, tokens: u64) -> Self {
+        self.high = Some(tokens);
+        self
+    }
+
     /// The budget for `level`: the one set here, else pi's default.
     ///
     /// ```
     /// use oxpi_ai::{ReasoningLevel, ThinkingBudgets};
-    /// let budgets = ThinkingBudgets { high: Some(20_000), ..Default::default() };
+    /// let budgets = ThinkingBudgets::new().with_high(20_000);
     /// assert_eq!(budgets.budget(ReasoningLevel::Xhigh), 20_000);
     /// assert_eq!(budgets.budget(ReasoningLevel::Low), 2_048);
     /// ```

@@ -2,6 +2,7 @@
 //! partial message up to date at O(delta) per event.
 
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 
 use futures::future::BoxFuture;
@@ -19,14 +20,16 @@ use crate::types::message::{AssistantMessage, StopReason};
 ///
 /// A stream from [`crate::stream()`] or a [`crate::ProviderRegistry`] runs its request as it is
 /// polled, in the polling task (no task is spawned, so events reach the consumer without a
-/// wake-up on another thread). Dropping it cancels the request. [`partial`](Self::partial) shows the message built so far;
-/// [`partial_arguments`](Self::partial_arguments) parses a streaming tool call's arguments
-/// incrementally (only the new bytes since the last call are parsed).
+/// wake-up on another thread). Dropping it cancels the request. [`partial`](Self::partial) shows
+/// the message built so far, and parses a streaming tool call's arguments incrementally (only
+/// the new bytes since the last call are parsed). The stream folds each event into that
+/// message once, as it yields it; [`shared_partial`](Self::shared_partial) lets another thread
+/// read the same fold (the agent's `streaming_message` is it), so nothing builds it twice.
 pub struct AssistantMessageEventStream {
     rx: mpsc::Receiver<Vec<AssistantMessageEvent>>,
     /// Events received in a batch and not yet yielded.
     received: std::vec::IntoIter<AssistantMessageEvent>,
-    partial: PartialMessage,
+    partial: SharedPartial,
     finished: bool,
     _cancel_on_drop: Option<DropGuard>,
     /// The provider's request, run from `poll_next` until it has sent its last event.
@@ -77,7 +80,7 @@ impl AssistantMessageEventStream {
         let stream = Self {
             rx,
             received: Vec::new().into_iter(),
-            partial: PartialMessage::default(),
+            partial: SharedPartial::default(),
             finished: false,
             _cancel_on_drop: guard,
             work: None,
@@ -90,20 +93,33 @@ impl AssistantMessageEventStream {
         self.work = Some(work);
     }
 
-    /// The message as built so far (`None` before `start`). Tool calls still streaming have
-    /// empty `arguments`; see [`partial_arguments`](Self::partial_arguments).
-    pub fn partial(&self) -> Option<&AssistantMessage> {
-        self.partial.message()
+    /// The message as built so far, locked while the guard lives:
+    /// [`PartialMessage::message`] (`None` before `start`; tool calls still streaming have
+    /// empty `arguments`) and [`PartialMessage::partial_arguments`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use futures::StreamExt;
+    /// use oxpi_ai::faux::{FauxProvider, FauxReply};
+    /// use oxpi_ai::{Context, ProviderRegistry, StreamOptions};
+    ///
+    /// let faux = FauxProvider::new();
+    /// faux.push(FauxReply::text("Hello"));
+    /// let mut registry = ProviderRegistry::new();
+    /// registry.register(faux.clone());
+    /// let mut events = registry.stream(&faux.model(), &Context::default(), StreamOptions::default());
+    /// while events.next().await.is_some() {}
+    /// assert_eq!(events.partial().message().map(|m| m.text()), Some("Hello".to_string()));
+    /// # });
+    /// ```
+    pub fn partial(&self) -> MutexGuard<'_, PartialMessage> {
+        self.partial.lock()
     }
 
-    /// The arguments parsed so far of the tool call at `content_index`, while it streams.
-    ///
-    /// The argument text that arrived since the last call is parsed now (each byte once over
-    /// the whole stream) and the value is lent without copying (see
-    /// [`PartialJson::snapshot`](crate::partial_json::PartialJson::snapshot)), so a call costs
-    /// O(new text) however large the arguments are; clone the value to keep it.
-    pub fn partial_arguments(&mut self, content_index: usize) -> Option<&serde_json::Value> {
-        self.partial.partial_arguments(content_index)
+    /// A handle on this stream's partial message for another thread (a UI, the agent's
+    /// `streaming_message`): it sees every event this stream has yielded, folded once.
+    pub fn shared_partial(&self) -> SharedPartial {
+        self.partial.clone()
     }
 
     /// Awaits the end and returns the final message (also for `error`/`aborted`).
@@ -120,6 +136,7 @@ impl AssistantMessageEventStream {
         last.unwrap_or_else(|| {
             let mut m = self
                 .partial
+                .lock()
                 .take()
                 .unwrap_or_else(|| AssistantMessage::empty("unknown", "unknown", "unknown"));
             m.stop_reason = StopReason::Error;
@@ -127,6 +144,25 @@ impl AssistantMessageEventStream {
             m.failure_kind = Some(crate::failure::FailureKind::Other);
             m
         })
+    }
+}
+
+/// A stream's [`PartialMessage`], shared (see [`AssistantMessageEventStream::shared_partial`]):
+/// cheap to clone, read under a lock the stream takes once per event.
+#[derive(Debug, Clone, Default)]
+pub struct SharedPartial(Arc<Mutex<PartialMessage>>);
+
+impl SharedPartial {
+    /// Locks it (a panic elsewhere while it was locked does not make it unreadable).
+    pub fn lock(&self) -> MutexGuard<'_, PartialMessage> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A copy of the message so far; `None` before `start`.
+    pub fn message(&self) -> Option<AssistantMessage> {
+        self.lock().message().cloned()
     }
 }
 
@@ -147,8 +183,12 @@ impl PartialMessage {
         self.message.take()
     }
 
-    /// The arguments parsed so far of the tool call at `content_index`, while it streams
-    /// (O(text since the last call); see [`AssistantMessageEventStream::partial_arguments`]).
+    /// The arguments parsed so far of the tool call at `content_index`, while it streams.
+    ///
+    /// The argument text that arrived since the last call is parsed now (each byte once over
+    /// the whole stream) and the value is lent without copying (see
+    /// [`PartialJson::snapshot`](crate::partial_json::PartialJson::snapshot)), so a call costs
+    /// O(new text) however large the arguments are; clone the value to keep it.
     pub fn partial_arguments(&mut self, content_index: usize) -> Option<&serde_json::Value> {
         let (raw, parser) = self.raw_arguments.get_mut(content_index)?;
         let fed = parser.len();
@@ -240,7 +280,7 @@ impl Stream for AssistantMessageEventStream {
         }
         loop {
             if let Some(event) = self.received.next() {
-                self.partial.apply(&event);
+                self.partial.lock().apply(&event);
                 if event.is_terminal() {
                     self.finished = true;
                     self.received = Vec::new().into_iter();

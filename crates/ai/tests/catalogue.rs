@@ -125,9 +125,9 @@ fn every_provider_with_keys_names_its_variable() {
 
 #[test]
 fn every_models_compat_settings_are_understood() {
-    use oxpi_ai::providers::google_generative_ai::convert::GeminiCompat;
-    use oxpi_ai::providers::openai_completions::compat::OpenAiCompat;
-    use oxpi_ai::providers::openai_responses::convert::ResponsesCompat;
+    use oxpi_ai::internals::GeminiCompat;
+    use oxpi_ai::internals::OpenAiCompat;
+    use oxpi_ai::internals::ResponsesCompat;
     let mut checked = 0;
     for model in builtin_models() {
         let parsed = match model.api.as_str() {

@@ -4,10 +4,10 @@
 //! control characters, escapes, non-ASCII text, broken literals), every chunk reads exactly as
 //! parsing it in full does, including which chunks fail and serde_json's error text.
 
-use oxpi_ai::providers::anthropic_messages::reader::BlockDeltaReader;
-use oxpi_ai::providers::anthropic_messages::wire::BlockDeltaData;
-use oxpi_ai::providers::openai_completions::reader::ChunkReader;
-use oxpi_ai::providers::openai_completions::wire::ChatChunk;
+use oxpi_ai::internals::BlockDeltaData;
+use oxpi_ai::internals::BlockDeltaReader;
+use oxpi_ai::internals::ChatChunk;
+use oxpi_ai::internals::ChunkReader;
 use oxpi_ai::sse::{SseDecoder, SseEvent};
 use oxpi_testkit::recorded_requests;
 use proptest::prelude::*;

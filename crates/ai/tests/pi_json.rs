@@ -422,12 +422,7 @@ fn model_in_pis_shape_round_trips() {
     expected.provider = "openai".into();
     expected.reasoning = false;
     expected.input = vec![InputKind::Text, InputKind::Image];
-    expected.cost = ModelCost {
-        input: 0.15,
-        output: 0.6,
-        cache_read: 0.075,
-        cache_write: 0.0,
-    };
+    expected.cost = ModelCost::new(0.15, 0.6).with_cache(0.075, 0.0);
     expected.context_window = 128_000;
     expected.max_tokens = 16_384;
     expected.headers = headers;

@@ -251,10 +251,7 @@ async fn thinking_budgets_are_added_to_the_limit_and_can_be_overridden() {
             json!({"type": "enabled", "budget_tokens": 8_192})
         )
     );
-    let custom = ThinkingBudgets {
-        medium: Some(4_000),
-        ..ThinkingBudgets::default()
-    };
+    let custom = ThinkingBudgets::new().with_medium(4_000);
     let body = sent(
         &server,
         &model,
@@ -488,11 +485,7 @@ async fn service_tier_is_sent_and_scales_the_cost() {
     let server = server().await;
     let mut model = model(&server, API_OPENAI_RESPONSES, "openai", "gpt-test");
     // $1 per million input tokens, $10 per million output: the reply (1M in, 1M out) costs $11.
-    model.cost = ModelCost {
-        input: 1.0,
-        output: 10.0,
-        ..ModelCost::default()
-    };
+    model.cost = ModelCost::new(1.0, 10.0);
     let tiered = |tier| {
         let mut options = options();
         options.service_tier = tier;
@@ -591,12 +584,7 @@ async fn anthropic_cache_tokens_land_in_usage_and_cost() {
         "anthropic",
         "claude-sonnet-4-6",
     );
-    model.cost = ModelCost {
-        input: 3.0,
-        output: 15.0,
-        cache_read: 0.3,
-        cache_write: 3.75,
-    };
+    model.cost = ModelCost::new(3.0, 15.0).with_cache(0.3, 3.75);
     let (_, message) = run(&model, &user_context("hi"), options()).await;
     assert_eq!(
         (

@@ -79,7 +79,7 @@ fn expected_kinds(blocks: &[(&str, usize)], terminal: &'static str) -> Vec<&'sta
 
 /// The content of `stream.partial()` built from the events so far (`None` before `start`).
 fn built(stream: &AssistantMessageEventStream) -> Option<Vec<AssistantContent>> {
-    stream.partial().map(|m| m.content.clone())
+    stream.partial().message().map(|m| m.content.clone())
 }
 
 /// Drains the stream, returning its events, the stream (for `partial()`) and the content the
@@ -300,7 +300,7 @@ async fn text_reply_streams_the_exact_event_sequence() {
         ]
     );
     assert_eq!(check_grammar(&events), final_message);
-    assert_eq!(stream.partial(), Some(&final_message));
+    assert_eq!(stream.partial().message(), Some(&final_message));
     assert_eq!(before_terminal, Some(final_message.content.clone()));
     assert_eq!(faux.call_count(), 1);
     assert_eq!(faux.pending(), 0);
@@ -372,7 +372,7 @@ async fn thinking_text_and_tool_call() {
         message.tool_calls().cloned().collect::<Vec<_>>(),
         vec![call]
     );
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
 }
 
@@ -423,7 +423,7 @@ async fn two_tool_calls_get_distinct_ids_and_indices() {
         ]
     );
     assert_eq!(message.stop_reason, StopReason::ToolUse);
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
 }
 
@@ -451,7 +451,7 @@ async fn closure_reply_sees_the_request_context() {
     let message = check_grammar(&events);
     assert_eq!(message.content, vec![text_block("be brief / 2 / ping")]);
     assert_eq!(message.stop_reason, StopReason::Stop);
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
     assert_eq!(
         faux.requests(),
@@ -486,7 +486,7 @@ async fn empty_queue_ends_in_one_error_event() {
             error: Box::new(expected)
         }
     );
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
     assert_eq!(faux.call_count(), 1);
 }
@@ -521,7 +521,7 @@ async fn malformed_tool_call_arguments_are_reported_not_replaced_by_an_empty_obj
     let message = check_grammar(&events);
     assert_eq!(message.content, vec![AssistantContent::ToolCall(bad)]);
     assert_eq!(message.stop_reason, StopReason::ToolUse);
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
 }
 
@@ -608,7 +608,7 @@ async fn cancelling_mid_stream_ends_aborted_with_the_partial_text() {
             error: Box::new(expected)
         }
     );
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
 }
 
@@ -657,7 +657,7 @@ async fn unknown_api_gives_a_single_error_event() {
     };
     assert_eq!(message, expected);
     // No `start`; the terminal event still sets the partial message.
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, None);
     assert_eq!(faux.call_count(), 0);
     assert_eq!(faux.pending(), 1);
@@ -679,7 +679,7 @@ fn stream_started_outside_a_runtime_yields_one_error_event() {
         ..faux_message(&faux, message.timestamp)
     };
     assert_eq!(message, expected);
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, None);
     assert_eq!(faux.call_count(), 0);
 }
@@ -711,10 +711,10 @@ async fn partial_arguments_returns_the_parsed_prefix_while_streaming() {
         if let Some(index) = after {
             snapshots.push((
                 kind(events.last().unwrap()),
-                stream.partial_arguments(index).cloned(),
+                stream.partial().partial_arguments(index).cloned(),
             ));
             // Not a streaming tool call: the text block.
-            assert_eq!(stream.partial_arguments(0), None);
+            assert_eq!(stream.partial().partial_arguments(0), None);
         }
     }
     // Chunks: `{"path":"n`, `otes.txt",`, `"limit":20`, `}`.
@@ -745,7 +745,7 @@ async fn partial_arguments_returns_the_parsed_prefix_while_streaming() {
             args(json!({"path": "notes.txt", "limit": 20}))
         )]
     );
-    assert_eq!(stream.partial(), Some(&message));
+    assert_eq!(stream.partial().message(), Some(&message));
     assert_eq!(before_terminal, Some(message.content.clone()));
 }
 
@@ -761,7 +761,10 @@ async fn partial_tracks_a_streaming_tool_call_with_empty_arguments_until_its_end
             event,
             AssistantMessageEvent::ToolcallDelta { .. } | AssistantMessageEvent::ToolcallEnd { .. }
         ) {
-            seen.push((kind(&event), stream.partial().unwrap().content.clone()));
+            seen.push((
+                kind(&event),
+                stream.partial().message().unwrap().content.clone(),
+            ));
         }
     }
     let streaming = vec![AssistantContent::ToolCall(ToolCall::new(

@@ -26,7 +26,10 @@ pub fn resolve_api_key(provider: &str, options: &StreamOptions) -> Option<ApiKey
 
 /// The API key for a request: from `options` or the provider's variables. A provider that has
 /// key variables needs one (the error names them); others (local servers) may go without.
-pub fn required_api_key(provider: &str, options: &StreamOptions) -> Result<Option<ApiKey>, String> {
+pub(crate) fn required_api_key(
+    provider: &str,
+    options: &StreamOptions,
+) -> Result<Option<ApiKey>, String> {
     let key = resolve_api_key(provider, options);
     let env_vars = api_key_env_vars(provider);
     if key.is_none() && !env_vars.is_empty() {
@@ -39,7 +42,7 @@ pub fn required_api_key(provider: &str, options: &StreamOptions) -> Result<Optio
 }
 
 /// An environment variable's value, trimmed; `None` when it is unset or blank.
-pub fn env_value(name: &str) -> Option<String> {
+pub(crate) fn env_value(name: &str) -> Option<String> {
     std::env::var(name)
         .ok()
         .map(|v| v.trim().to_string())
@@ -49,7 +52,7 @@ pub fn env_value(name: &str) -> Option<String> {
 /// The authentication header of a request: a provider whose facts name a header of its own
 /// (Cloudflare's AI Gateway: `cf-aig-authorization`, as pi sends it) gets the key there as
 /// `Bearer …`, in place of the API's own header; every other provider gets `default`.
-pub fn auth_header(
+pub(crate) fn auth_header(
     provider: &str,
     key: &ApiKey,
     default: impl FnOnce(&ApiKey) -> (HeaderName, String),

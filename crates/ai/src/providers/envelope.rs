@@ -114,11 +114,6 @@ impl<S> Default for EnvelopeCache<S> {
 }
 
 impl<S> EnvelopeCache<S> {
-    /// An empty cache.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The varying string of `data`, when `data` has one of the cached envelopes. The skeleton
     /// that goes with it is then [`skeleton`](Self::skeleton).
     pub fn fragment<'d>(&mut self, data: &'d str) -> Option<Text<'d>> {
@@ -241,7 +236,7 @@ mod tests {
 
     #[test]
     fn the_cache_learns_less_often_while_envelopes_keep_missing() {
-        let mut cache = EnvelopeCache::<u32>::new();
+        let mut cache = EnvelopeCache::<u32>::default();
         let mut learned = Vec::new();
         for n in 0..20u32 {
             // Every chunk has a new envelope, so none is read through the cached one.
@@ -270,7 +265,7 @@ mod tests {
 
     #[test]
     fn chunks_alternating_between_two_envelopes_are_both_read_through_them() {
-        let mut cache = EnvelopeCache::<&str>::new();
+        let mut cache = EnvelopeCache::<&str>::default();
         let a = |text: &str| format!(r#"{{"reasoning":"{text}"}}"#);
         let b = |text: &str| format!(r#"{{"content":"{text}"}}"#);
         for (data, skeleton) in [(a("r0"), "a"), (b("c0"), "b")] {

@@ -1,10 +1,10 @@
 //! Wire APIs. Each provider lives in its own folder: `prepare` (context and options → URL,
 //! headers, body; pure), `wire` (serde types), `decode` (wire events → reply events), driven by
-//! the shared [`transport`] (retries, hooks, idle timer, deadline, cancel, redaction in one
-//! place). What they share, by job: [`auth`] (key variables, auth headers), [`url`] (base URLs,
+//! the shared `transport` (retries, hooks, idle timer, deadline, cancel, redaction in one
+//! place). What they share, by job: `auth` (key variables, auth headers), `url` (base URLs,
 //! encoded path segments), `headers`, [`client`] (the HTTP client and its redirect policy),
-//! `error_text` (HTTP error texts). [`envelope`] lets a provider read a chunk that repeats the
-//! previous one's envelope by its one new string; [`text`] is a JSON string borrowed from the
+//! `error_text` (HTTP error texts). `envelope` lets a provider read a chunk that repeats the
+//! previous one's envelope by its one new string; `text` is a JSON string borrowed from the
 //! chunk when it can be.
 
 /// Defines an SSE provider that holds only its HTTP client: the struct (its doc given), `new`,
@@ -78,14 +78,15 @@ pub mod auth;
 #[cfg(feature = "bedrock")]
 pub mod bedrock_converse_stream;
 pub mod client;
-pub mod envelope;
+pub(crate) mod envelope;
 pub(crate) mod error_text;
 pub mod google_generative_ai;
 pub(crate) mod headers;
 pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
-pub mod text;
-pub mod transport;
-pub mod unavailable;
-pub mod url;
+pub(crate) mod text;
+pub(crate) mod transport;
+#[cfg(not(feature = "bedrock"))]
+pub(crate) mod unavailable;
+pub(crate) mod url;

@@ -27,14 +27,6 @@ pub fn base_url(model: &Model, default: &str) -> Result<String, String> {
 
 /// Replaces each `{NAME}` (letters, digits, `_`) in `url` by `lookup(NAME)`; `Err(NAME)` for the
 /// first one `lookup` does not know.
-///
-/// ```
-/// use oxpi_ai::providers::url::fill_placeholders;
-/// let lookup = |name: &str| (name == "ACCOUNT").then(|| "acme".to_string());
-/// assert_eq!(fill_placeholders("https://x/{ACCOUNT}/v1", lookup), Ok("https://x/acme/v1".into()));
-/// assert_eq!(fill_placeholders("https://x/{GATEWAY}", lookup), Err("GATEWAY".into()));
-/// assert_eq!(fill_placeholders("https://x/{not a name}", lookup), Ok("https://x/{not a name}".into()));
-/// ```
 pub fn fill_placeholders(
     url: &str,
     lookup: impl Fn(&str) -> Option<String>,
@@ -62,12 +54,6 @@ pub fn fill_placeholders(
 
 /// `{base}{path}` when the base URL ends in `/v1`, else `{base}/v1{path}`: pi's catalogue gives
 /// Anthropic- and Mistral-format endpoints as hosts, whose SDKs add `/v1`.
-///
-/// ```
-/// use oxpi_ai::providers::url::versioned_url;
-/// assert_eq!(versioned_url("https://api.anthropic.com", "/messages"), "https://api.anthropic.com/v1/messages");
-/// assert_eq!(versioned_url("http://127.0.0.1:9/v1/", "/messages"), "http://127.0.0.1:9/v1/messages");
-/// ```
 pub fn versioned_url(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     if base.ends_with("/v1") {
@@ -86,13 +72,6 @@ const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANU
 
 /// `value` as one percent-encoded path segment (a `/` in it is encoded too); `what` names the
 /// value in the error (`"model id"`).
-///
-/// ```
-/// use oxpi_ai::providers::url::segment;
-/// assert_eq!(segment("gemini?x#y", "model id").unwrap(), "gemini%3Fx%23y");
-/// assert_eq!(segment("us.anthropic.claude:0", "model id").unwrap(), "us.anthropic.claude%3A0");
-/// assert!(segment("..", "model id").is_err());
-/// ```
 pub fn segment(value: &str, what: &str) -> Result<String, String> {
     if matches!(value, "" | "." | "..") {
         return Err(format!(
@@ -104,12 +83,6 @@ pub fn segment(value: &str, what: &str) -> Result<String, String> {
 
 /// `value` as several path segments split at `/` (Gemini's `tunedModels/…` ids), each encoded
 /// by [`segment`]; an empty, `.` or `..` segment is refused.
-///
-/// ```
-/// use oxpi_ai::providers::url::segments;
-/// assert_eq!(segments("tunedModels/my model", "model id").unwrap(), "tunedModels/my%20model");
-/// assert!(segments("models/../../v1/files", "model id").is_err());
-/// ```
 pub fn segments(value: &str, what: &str) -> Result<String, String> {
     let mut out = String::with_capacity(value.len());
     for (i, part) in value.split('/').enumerate() {
@@ -124,4 +97,59 @@ pub fn segments(value: &str, what: &str) -> Result<String, String> {
         out.push_str(&encoded);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn fill_placeholders_example() {
+        use crate::providers::url::fill_placeholders;
+        let lookup = |name: &str| (name == "ACCOUNT").then(|| "acme".to_string());
+        assert_eq!(
+            fill_placeholders("https://x/{ACCOUNT}/v1", lookup),
+            Ok("https://x/acme/v1".into())
+        );
+        assert_eq!(
+            fill_placeholders("https://x/{GATEWAY}", lookup),
+            Err("GATEWAY".into())
+        );
+        assert_eq!(
+            fill_placeholders("https://x/{not a name}", lookup),
+            Ok("https://x/{not a name}".into())
+        );
+    }
+
+    #[test]
+    fn versioned_url_example() {
+        use crate::providers::url::versioned_url;
+        assert_eq!(
+            versioned_url("https://api.anthropic.com", "/messages"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            versioned_url("http://127.0.0.1:9/v1/", "/messages"),
+            "http://127.0.0.1:9/v1/messages"
+        );
+    }
+
+    #[test]
+    fn segment_example() {
+        use crate::providers::url::segment;
+        assert_eq!(segment("gemini?x#y", "model id").unwrap(), "gemini%3Fx%23y");
+        assert_eq!(
+            segment("us.anthropic.claude:0", "model id").unwrap(),
+            "us.anthropic.claude%3A0"
+        );
+        assert!(segment("..", "model id").is_err());
+    }
+
+    #[test]
+    fn segments_example() {
+        use crate::providers::url::segments;
+        assert_eq!(
+            segments("tunedModels/my model", "model id").unwrap(),
+            "tunedModels/my%20model"
+        );
+        assert!(segments("models/../../v1/files", "model id").is_err());
+    }
 }

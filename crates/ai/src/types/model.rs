@@ -40,6 +40,7 @@ pub enum InputKind {
 /// Price in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
 pub struct ModelCost {
     /// Input tokens.
     pub input: f64,
@@ -49,6 +50,30 @@ pub struct ModelCost {
     pub cache_read: f64,
     /// Cache writes.
     pub cache_write: f64,
+}
+
+impl ModelCost {
+    /// Prices per million input and output tokens; cache reads and writes cost nothing until
+    /// set.
+    ///
+    /// ```
+    /// let cost = oxpi_ai::ModelCost::new(3.0, 15.0).with_cache(0.3, 3.75);
+    /// assert_eq!((cost.input, cost.cache_write), (3.0, 3.75));
+    /// ```
+    pub fn new(input: f64, output: f64) -> Self {
+        Self {
+            input,
+            output,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the prices of cache reads and cache writes per million tokens.
+    pub fn with_cache(mut self, read: f64, write: f64) -> Self {
+        self.cache_read = read;
+        self.cache_write = write;
+        self
+    }
 }
 
 /// A model on a provider: its wire API, endpoint, abilities, limits and prices.

@@ -12,7 +12,7 @@ mod stream;
 
 use std::time::Duration;
 
-use oxpi_ai::providers::anthropic_messages::convert::build_request;
+use oxpi_ai::internals::anthropic_build_request as build_request;
 use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model, ModelCost,
     ReasoningLevel, StopReason, StreamOptions, ThinkingContent, Tool, ToolCall, ToolResultMessage,
@@ -30,12 +30,7 @@ fn model_at(base_url: &str) -> Model {
     model.reasoning = true;
     model.input = vec![oxpi_ai::InputKind::Text, oxpi_ai::InputKind::Image];
     model.max_tokens = 8192;
-    model.cost = ModelCost {
-        input: 3.0,
-        output: 15.0,
-        cache_read: 0.3,
-        cache_write: 3.75,
-    };
+    model.cost = ModelCost::new(3.0, 15.0).with_cache(0.3, 3.75);
     model
 }
 

@@ -12,8 +12,8 @@ mod stream;
 
 use std::time::Duration;
 
+use oxpi_ai::internals::GENERATED_ID_PREFIX;
 use oxpi_ai::providers::google_generative_ai::models::builtin;
-use oxpi_ai::providers::google_generative_ai::stream::GENERATED_ID_PREFIX;
 use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, Context, Message, Model,
     ReasoningLevel, StopReason, StreamOptions, TextContent, ThinkingContent, Tool, ToolCall,

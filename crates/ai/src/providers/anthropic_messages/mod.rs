@@ -1,10 +1,10 @@
 //! Anthropic Messages (`anthropic-messages`): `POST {baseUrl}/messages` with `stream: true`.
 //!
-//! - [`wire`]: request and stream event types.
-//! - [`convert`]: context → request (thinking replay, tool results, cache markers).
-//! - [`reader`]: `content_block_delta` data → deltas, skipping the envelope an event repeats.
-//! - [`stream`]: stream events → reply events.
-//! - `decode`: server-sent events → [`stream`] (the shared transport drives it).
+//! - `wire`: request and stream event types.
+//! - `convert`: context → request (thinking replay, tool results, cache markers).
+//! - `reader`: `content_block_delta` data → deltas, skipping the envelope an event repeats.
+//! - `stream`: stream events → reply events.
+//! - `decode`: server-sent events → `stream` (the shared transport drives it).
 //! - [`models`]: the built-in Claude models.
 //!
 //! Authentication is the `x-api-key` header, from [`StreamOptions::api_key`] or
@@ -18,11 +18,11 @@
 //! a one-hour TTL. Model compat option (`model.compat`, camelCase JSON):
 //! `supportsLongCacheRetention` (bool; default true for api.anthropic.com, false elsewhere).
 
-pub mod convert;
+pub(crate) mod convert;
 pub mod models;
-pub mod reader;
-pub mod stream;
-pub mod wire;
+pub(crate) mod reader;
+pub(crate) mod stream;
+pub(crate) mod wire;
 
 pub(crate) mod decode;
 
@@ -46,13 +46,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// `POST` target for a base URL: `{base}/messages` when it ends in `/v1` (oxpi's convention),
 /// else `{base}/v1/messages` (pi's catalogue, like Anthropic's SDK, gives the host alone).
-///
-/// ```
-/// use oxpi_ai::providers::anthropic_messages::messages_url;
-/// assert_eq!(messages_url("https://api.anthropic.com"), "https://api.anthropic.com/v1/messages");
-/// assert_eq!(messages_url("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1/messages");
-/// ```
-pub fn messages_url(base: &str) -> String {
+pub(crate) fn messages_url(base: &str) -> String {
     crate::providers::url::versioned_url(base, "/messages")
 }
 
@@ -92,4 +86,20 @@ fn prepare(
         .entry(HeaderName::from_static("anthropic-version"))
         .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));
     Ok((Prepared::new(url, headers, body, key), ()))
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn messages_url_example() {
+        use crate::providers::anthropic_messages::messages_url;
+        assert_eq!(
+            messages_url("https://api.anthropic.com"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            messages_url("http://127.0.0.1:9/v1"),
+            "http://127.0.0.1:9/v1/messages"
+        );
+    }
 }

@@ -8,7 +8,7 @@ use crate::providers::envelope::{Envelope, EnvelopeCache};
 use crate::providers::text::Text;
 
 /// Reads the `content_block_delta` events of one stream, in order. See
-/// [`crate::providers::envelope`].
+/// `crate::providers::envelope`.
 #[derive(Debug, Default)]
 pub struct BlockDeltaReader {
     cache: EnvelopeCache<Skeleton>,

@@ -345,6 +345,8 @@ pub enum StartBlock {
 /// A fragment of a content block.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// The variants are the wire's `type` tags (`text_delta`, …), named as Anthropic names them.
+#[allow(clippy::enum_variant_names)]
 pub enum Delta {
     /// Text.
     TextDelta {
@@ -649,9 +651,9 @@ impl<'a> FlatDelta<'a> {
 }
 
 /// The data of a `content_block_delta` event, read without serde's buffering of internally
-/// tagged enums (which copies every key and value of [`StreamEvent`] and [`Delta`] into an
+/// tagged enums (which copies every key and value of `StreamEvent` and `Delta` into an
 /// intermediate tree first). This event is most of a stream, one per delta; every other
-/// event goes through [`StreamEvent`].
+/// event goes through `StreamEvent`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct BlockDeltaData<'a> {
     /// Must be `content_block_delta`.

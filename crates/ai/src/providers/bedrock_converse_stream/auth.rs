@@ -19,12 +19,6 @@ use aws_sigv4::http_request::{sign, SignableBody, SignableRequest, SigningSettin
 use aws_sigv4::sign::v4;
 
 /// The region of a standard Bedrock runtime endpoint (`bedrock-runtime[-fips].<region>.amazonaws.com[.cn]`).
-///
-/// ```
-/// use oxpi_ai::providers::bedrock_converse_stream::auth::endpoint_region;
-/// assert_eq!(endpoint_region("https://bedrock-runtime.eu-central-1.amazonaws.com"), Some("eu-central-1".into()));
-/// assert_eq!(endpoint_region("https://proxy.example/bedrock"), None);
-/// ```
 pub fn endpoint_region(base_url: &str) -> Option<String> {
     let url = reqwest::Url::parse(base_url.trim()).ok()?;
     let host = url.host_str()?.to_ascii_lowercase();
@@ -64,22 +58,6 @@ impl Target {
 
 /// pi's rules (see the module docs); `configured` is the explicit or environment region,
 /// `profile` whether `AWS_PROFILE` is set.
-///
-/// ```
-/// use oxpi_ai::providers::bedrock_converse_stream::auth::resolve_target;
-/// let catalogue = "https://bedrock-runtime.us-east-1.amazonaws.com";
-/// // Nothing configured: the catalogue's endpoint and its region.
-/// assert_eq!(resolve_target(catalogue, None, false).region.as_deref(), Some("us-east-1"));
-/// // AWS_REGION wins over the catalogue's region.
-/// let t = resolve_target(catalogue, Some("eu-west-1"), false);
-/// assert_eq!((t.base_url("eu-west-1").as_str(), t.region.as_deref()), ("https://bedrock-runtime.eu-west-1.amazonaws.com", Some("eu-west-1")));
-/// // With only AWS_PROFILE, the region comes from the profile and so does the endpoint.
-/// let t = resolve_target(catalogue, None, true);
-/// assert_eq!((t.endpoint.as_deref(), t.region.as_deref()), (None, None));
-/// assert_eq!(t.base_url("ap-south-1"), "https://bedrock-runtime.ap-south-1.amazonaws.com");
-/// // A custom endpoint (VPC, proxy) is kept.
-/// assert_eq!(resolve_target("http://127.0.0.1:9", Some("eu-west-1"), false).base_url("eu-west-1"), "http://127.0.0.1:9");
-/// ```
 pub fn resolve_target(base_url: &str, configured: Option<&str>, profile: bool) -> Target {
     let base = base_url.trim().trim_end_matches('/');
     let endpoint = endpoint_region(base);
@@ -154,4 +132,49 @@ pub fn sigv4_headers(
         .headers()
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect())
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn endpoint_region_example() {
+        use crate::providers::bedrock_converse_stream::auth::endpoint_region;
+        assert_eq!(
+            endpoint_region("https://bedrock-runtime.eu-central-1.amazonaws.com"),
+            Some("eu-central-1".into())
+        );
+        assert_eq!(endpoint_region("https://proxy.example/bedrock"), None);
+    }
+
+    #[test]
+    fn resolve_target_example() {
+        use crate::providers::bedrock_converse_stream::auth::resolve_target;
+        let catalogue = "https://bedrock-runtime.us-east-1.amazonaws.com";
+        // Nothing configured: the catalogue's endpoint and its region.
+        assert_eq!(
+            resolve_target(catalogue, None, false).region.as_deref(),
+            Some("us-east-1")
+        );
+        // AWS_REGION wins over the catalogue's region.
+        let t = resolve_target(catalogue, Some("eu-west-1"), false);
+        assert_eq!(
+            (t.base_url("eu-west-1").as_str(), t.region.as_deref()),
+            (
+                "https://bedrock-runtime.eu-west-1.amazonaws.com",
+                Some("eu-west-1")
+            )
+        );
+        // With only AWS_PROFILE, the region comes from the profile and so does the endpoint.
+        let t = resolve_target(catalogue, None, true);
+        assert_eq!((t.endpoint.as_deref(), t.region.as_deref()), (None, None));
+        assert_eq!(
+            t.base_url("ap-south-1"),
+            "https://bedrock-runtime.ap-south-1.amazonaws.com"
+        );
+        // A custom endpoint (VPC, proxy) is kept.
+        assert_eq!(
+            resolve_target("http://127.0.0.1:9", Some("eu-west-1"), false).base_url("eu-west-1"),
+            "http://127.0.0.1:9"
+        );
+    }
 }

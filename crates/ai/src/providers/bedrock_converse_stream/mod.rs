@@ -4,19 +4,19 @@
 //! default): signing with `aws-sigv4`, credentials from `aws-config`'s default chain, frames
 //! decoded with `aws-smithy-eventstream`.
 //!
-//! - [`auth`]: region, endpoint, API key or SigV4 credentials (pi's resolution rules).
-//! - [`convert`]: context → request body.
-//! - [`frame`]: the body cut into frames, each prelude checked as it arrives.
-//! - `decode`: frames → [`stream`] (the shared transport drives it).
-//! - [`wire`]: event payloads.
-//! - [`stream`]: event-stream messages → reply events.
+//! - `auth`: region, endpoint, API key or SigV4 credentials (pi's resolution rules).
+//! - `convert`: context → request body.
+//! - `frame`: the body cut into frames, each prelude checked as it arrives.
+//! - `decode`: frames → `stream` (the shared transport drives it).
+//! - `wire`: event payloads.
+//! - `stream`: event-stream messages → reply events.
 
-pub mod auth;
-pub mod convert;
+pub(crate) mod auth;
+pub(crate) mod convert;
 pub(crate) mod decode;
-pub mod frame;
-pub mod stream;
-pub mod wire;
+pub(crate) mod frame;
+pub(crate) mod stream;
+pub(crate) mod wire;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -39,7 +39,7 @@ use crate::types::context::Context;
 use crate::types::model::{Model, API_BEDROCK_CONVERSE_STREAM};
 
 /// The content type of ConverseStream's body.
-pub const EVENT_STREAM_CONTENT_TYPE: &str = "application/vnd.amazon.eventstream";
+pub(crate) const EVENT_STREAM_CONTENT_TYPE: &str = "application/vnd.amazon.eventstream";
 
 /// The provider. Cloning shares the HTTP connection pool and the credentials.
 #[derive(Clone, Debug)]

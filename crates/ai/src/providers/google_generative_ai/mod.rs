@@ -2,21 +2,21 @@
 //! `{baseUrl}/models/{id}:streamGenerateContent?alt=sse`, the API key in the `x-goog-api-key`
 //! header (`GEMINI_API_KEY`, else `GOOGLE_API_KEY`, for provider `google`), never in the URL.
 //!
-//! - [`wire`]: request and stream types.
-//! - [`convert`]: context → request, and the per-model [`convert::GeminiCompat`] settings.
-//! - [`stream`]: stream objects → events.
-//! - `decode`: server-sent events → [`stream`] (the shared transport drives it).
+//! - `wire`: request and stream types.
+//! - `convert`: context → request, and the per-model `convert::GeminiCompat` settings.
+//! - `stream`: stream objects → events.
+//! - `decode`: server-sent events → `stream` (the shared transport drives it).
 //! - [`models`]: the built-in Gemini models.
 //!
 //! `model.compat` (camelCase) may set `useLegacyParameters: true` to send tool schemas in the
 //! legacy `parameters` field (see [`crate::schema::gemini`]) instead of `parametersJsonSchema`.
 //! A schema that field cannot express fails the request before anything is sent.
 
-pub mod convert;
+pub(crate) mod convert;
 pub mod models;
-pub mod stream;
+pub(crate) mod stream;
 pub mod vertex;
-pub mod wire;
+pub(crate) mod wire;
 
 pub(crate) mod decode;
 
@@ -50,16 +50,7 @@ http_provider!(
 /// looked up under `models/`; an id with a collection (`models/…`, `tunedModels/…`) is used as
 /// it is. Every path segment of the id is percent-encoded; an id with an empty, `.` or `..`
 /// segment is refused.
-///
-/// ```
-/// use oxpi_ai::providers::google_generative_ai::stream_url;
-/// let model = oxpi_ai::Model::openai_compatible("", "gemini-2.5-flash?alt=json#");
-/// assert_eq!(
-///     stream_url(&model).unwrap(),
-///     "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash%3Falt%3Djson%23:streamGenerateContent?alt=sse"
-/// );
-/// ```
-pub fn stream_url(model: &Model) -> Result<String, String> {
+pub(crate) fn stream_url(model: &Model) -> Result<String, String> {
     let base = match model.base_url.trim_end_matches('/') {
         "" => DEFAULT_BASE_URL,
         base => base,
@@ -106,4 +97,17 @@ pub(crate) fn request_body(
     let request = convert::build_request(model, context, options, compat)
         .map_err(|e| error(e.to_string()))?;
     serde_json::to_vec(&request).map_err(|e| error(format!("could not encode the request: {e}")))
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn stream_url_example() {
+        use crate::providers::google_generative_ai::stream_url;
+        let model = crate::Model::openai_compatible("", "gemini-2.5-flash?alt=json#");
+        assert_eq!(
+            stream_url(&model).unwrap(),
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash%3Falt%3Djson%23:streamGenerateContent?alt=sse"
+        );
+    }
 }

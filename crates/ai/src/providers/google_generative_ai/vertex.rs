@@ -1,5 +1,5 @@
-//! Google Vertex AI (`google-vertex`): the Gemini wire format ([`super::convert`],
-//! [`super::stream`]) on Vertex AI's endpoint, as pi's `google-vertex`. Only where the request
+//! Google Vertex AI (`google-vertex`): the Gemini wire format (`super::convert`,
+//! `super::stream`) on Vertex AI's endpoint, as pi's `google-vertex`. Only where the request
 //! goes and how it is authenticated differ:
 //!
 //! - With an API key ([`StreamOptions::api_key`] or `GOOGLE_CLOUD_API_KEY`; Vertex "express
@@ -179,16 +179,7 @@ fn vertex_base(model: &Model, default_host: &str) -> String {
 }
 
 /// The express-mode URL.
-///
-/// ```
-/// use oxpi_ai::providers::google_generative_ai::vertex::express_url;
-/// let model = oxpi_ai::Model::openai_compatible("", "gemini-2.5-flash");
-/// assert_eq!(
-///     express_url(&model).unwrap(),
-///     "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-/// );
-/// ```
-pub fn express_url(model: &Model) -> Result<String, String> {
+pub(crate) fn express_url(model: &Model) -> Result<String, String> {
     let base = vertex_base(model, "https://aiplatform.googleapis.com");
     Ok(format!(
         "{base}/publishers/google/models/{}:streamGenerateContent?alt=sse",
@@ -197,18 +188,7 @@ pub fn express_url(model: &Model) -> Result<String, String> {
 }
 
 /// The URL for a project and location.
-///
-/// ```
-/// use oxpi_ai::providers::google_generative_ai::vertex::project_url;
-/// let model = oxpi_ai::Model::openai_compatible("https://{location}-aiplatform.googleapis.com", "gemini-2.5-pro");
-/// assert_eq!(
-///     project_url(&model, "acme", "europe-west4").unwrap(),
-///     "https://europe-west4-aiplatform.googleapis.com/v1/projects/acme/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
-/// );
-/// assert!(project_url(&model, "acme", "global").unwrap().starts_with("https://aiplatform.googleapis.com/v1/"));
-/// assert!(project_url(&model, "..", "global").is_err());
-/// ```
-pub fn project_url(model: &Model, project: &str, location: &str) -> Result<String, String> {
+pub(crate) fn project_url(model: &Model, project: &str, location: &str) -> Result<String, String> {
     let (project, location) = (segment(project, "project")?, segment(location, "location")?);
     let host = if location == "global" {
         "https://aiplatform.googleapis.com".to_string()
@@ -344,4 +324,34 @@ async fn token(
     Err(Failure::config(
         "Vertex AI without an API key needs application default credentials: build oxpi-ai with its feature \"vertex\", or set GOOGLE_CLOUD_API_KEY",
     ))
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn express_url_example() {
+        use crate::providers::google_generative_ai::vertex::express_url;
+        let model = crate::Model::openai_compatible("", "gemini-2.5-flash");
+        assert_eq!(
+            express_url(&model).unwrap(),
+            "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        );
+    }
+
+    #[test]
+    fn project_url_example() {
+        use crate::providers::google_generative_ai::vertex::project_url;
+        let model = crate::Model::openai_compatible(
+            "https://{location}-aiplatform.googleapis.com",
+            "gemini-2.5-pro",
+        );
+        assert_eq!(
+            project_url(&model, "acme", "europe-west4").unwrap(),
+            "https://europe-west4-aiplatform.googleapis.com/v1/projects/acme/locations/europe-west4/publishers/google/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
+        assert!(project_url(&model, "acme", "global")
+            .unwrap()
+            .starts_with("https://aiplatform.googleapis.com/v1/"));
+        assert!(project_url(&model, "..", "global").is_err());
+    }
 }

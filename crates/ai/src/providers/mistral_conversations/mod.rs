@@ -3,14 +3,14 @@
 //! ending in `/v1` is used as it is), `Authorization: Bearer` from `MISTRAL_API_KEY`, the session
 //! id as `x-affinity` (Mistral's prefix-cache routing).
 //!
-//! - [`wire`]: the request.
-//! - [`convert`]: context → request (thinking chunks, `[tool error]` results, 9-character ids).
-//! - [`stream`]: list `content` in chunks → the Chat Completions reader's strings; the rest of
+//! - `wire`: the request.
+//! - `convert`: context → request (thinking chunks, `[tool error]` results, 9-character ids).
+//! - `stream`: list `content` in chunks → the Chat Completions reader's strings; the rest of
 //!   the stream is read by [`crate::providers::openai_completions`].
 
-pub mod convert;
-pub mod stream;
-pub mod wire;
+pub(crate) mod convert;
+pub(crate) mod stream;
+pub(crate) mod wire;
 
 use reqwest::header::AUTHORIZATION;
 
@@ -38,13 +38,7 @@ http_provider!(
 );
 
 /// The chat URL of a base URL.
-///
-/// ```
-/// use oxpi_ai::providers::mistral_conversations::chat_url;
-/// assert_eq!(chat_url("https://api.mistral.ai"), "https://api.mistral.ai/v1/chat/completions");
-/// assert_eq!(chat_url("http://127.0.0.1:9/v1/"), "http://127.0.0.1:9/v1/chat/completions");
-/// ```
-pub fn chat_url(base: &str) -> String {
+pub(crate) fn chat_url(base: &str) -> String {
     crate::providers::url::versioned_url(base, "/chat/completions")
 }
 
@@ -75,4 +69,20 @@ fn prepare(
         compat,
     };
     Ok((Prepared::new(url, headers, body, key), seed))
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn chat_url_example() {
+        use crate::providers::mistral_conversations::chat_url;
+        assert_eq!(
+            chat_url("https://api.mistral.ai"),
+            "https://api.mistral.ai/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_url("http://127.0.0.1:9/v1/"),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+    }
 }

@@ -6,15 +6,6 @@ use serde_json::{Map, Value};
 
 /// The chunk with list `content` flattened (`None` when there is nothing to change; the common
 /// string content costs one substring search).
-///
-/// ```
-/// use oxpi_ai::providers::mistral_conversations::stream::normalize_chunk;
-/// let chunk = r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]},{"type":"text","text":"Hi"}]}}]}"#;
-/// let fixed: serde_json::Value = serde_json::from_str(&normalize_chunk(chunk).unwrap()).unwrap();
-/// assert_eq!(fixed["choices"][0]["delta"]["reasoning_content"], "hmm");
-/// assert_eq!(fixed["choices"][0]["delta"]["content"], "Hi");
-/// assert_eq!(normalize_chunk(r#"{"choices":[{"delta":{"content":"Hi"}}]}"#), None);
-/// ```
 pub fn normalize_chunk(data: &str) -> Option<String> {
     if !data.contains("\"content\":[") && !data.contains("\"content\": [") {
         return None;
@@ -66,4 +57,21 @@ fn flatten(parts: &[Value]) -> (String, String) {
 
 fn str_field<'a>(object: &'a Map<String, Value>, key: &str) -> &'a str {
     object.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn normalize_chunk_example() {
+        use crate::providers::mistral_conversations::stream::normalize_chunk;
+        let chunk = r#"{"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]},{"type":"text","text":"Hi"}]}}]}"#;
+        let fixed: serde_json::Value =
+            serde_json::from_str(&normalize_chunk(chunk).unwrap()).unwrap();
+        assert_eq!(fixed["choices"][0]["delta"]["reasoning_content"], "hmm");
+        assert_eq!(fixed["choices"][0]["delta"]["content"], "Hi");
+        assert_eq!(
+            normalize_chunk(r#"{"choices":[{"delta":{"content":"Hi"}}]}"#),
+            None
+        );
+    }
 }

@@ -2,23 +2,23 @@
 //! OpenRouter, Groq, DeepSeek, xAI, Mistral, Cerebras, Together, llama.cpp, Ollama, vLLM,
 //! LM Studio.
 //!
-//! - [`compat`]: per-server differences, detected from the base URL, overridable per model.
-//! - [`wire`]: request and chunk types.
-//! - [`convert`]: context → request.
+//! - `compat`: per-server differences, detected from the base URL, overridable per model.
+//! - `wire`: request and chunk types.
+//! - `convert`: context → request.
 //! - `prepare`: the request's URL, headers and body (pure).
 //! - `decode`: server-sent events → reply events (the shared transport drives it).
-//! - [`reader`]: chunk text → chunks, skipping the envelope a chunk repeats.
-//! - [`stream`]: chunks → events.
-//! - [`text_tool_calls`]: tool calls written as text by small local models.
+//! - `reader`: chunk text → chunks, skipping the envelope a chunk repeats.
+//! - `stream`: chunks → events.
+//! - `text_tool_calls`: tool calls written as text by small local models.
 
-pub mod compat;
-pub mod convert;
+pub(crate) mod compat;
+pub(crate) mod convert;
 pub(crate) mod decode;
 pub(crate) mod prepare;
-pub mod reader;
-pub mod stream;
-pub mod text_tool_calls;
-pub mod wire;
+pub(crate) mod reader;
+pub(crate) mod stream;
+pub(crate) mod text_tool_calls;
+pub(crate) mod wire;
 
 use self::decode::ChatDecoder;
 use crate::types::model::API_OPENAI_COMPLETIONS;

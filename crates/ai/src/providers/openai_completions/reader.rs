@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use super::wire::{ArgumentsDelta, ChatChunk, Text, ToolCallDeltas};
 use crate::providers::envelope::{Envelope, EnvelopeCache};
 
-/// Reads the chunks of one stream, in order. See [`crate::providers::envelope`].
+/// Reads the chunks of one stream, in order. See `crate::providers::envelope`.
 ///
 /// The chunks it returns are equal to what `serde_json::from_str` returns for the same text,
 /// and a chunk that does not parse gets serde_json's error.

@@ -29,7 +29,7 @@ pub const DEFAULT_API_VERSION: &str = "v1";
 
 /// Where and as what an Azure request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AzureTarget {
+pub(crate) struct AzureTarget {
     /// `https://…/openai/v1` (no trailing `/`).
     pub base_url: String,
     /// The `api-version` query value.
@@ -41,19 +41,6 @@ pub struct AzureTarget {
 impl AzureTarget {
     /// Resolves the target of `model` with `env` as the environment (the provider passes
     /// `std::env::var`; tests pass a map).
-    ///
-    /// ```
-    /// use oxpi_ai::providers::openai_responses::azure::AzureTarget;
-    /// let model = oxpi_ai::Model::openai_compatible("", "gpt-5");
-    /// let env = |name: &str| match name {
-    ///     "AZURE_OPENAI_RESOURCE_NAME" => Some("acme".to_string()),
-    ///     "AZURE_OPENAI_DEPLOYMENT_NAME_MAP" => Some("gpt-4o=prod-4o, gpt-5=prod-5".to_string()),
-    ///     _ => None,
-    /// };
-    /// let target = AzureTarget::resolve(&model, env).unwrap();
-    /// assert_eq!(target.url(), "https://acme.openai.azure.com/openai/v1/responses?api-version=v1");
-    /// assert_eq!(target.deployment, "prod-5");
-    /// ```
     pub fn resolve(model: &Model, env: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let env = |name: &str| {
             env(name)
@@ -194,5 +181,25 @@ mod tests {
             (t.deployment.as_str(), t.api_version.as_str()),
             ("gpt-4o", "v1")
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    #[test]
+    fn azure_target_resolve_example() {
+        use crate::providers::openai_responses::azure::AzureTarget;
+        let model = crate::Model::openai_compatible("", "gpt-5");
+        let env = |name: &str| match name {
+            "AZURE_OPENAI_RESOURCE_NAME" => Some("acme".to_string()),
+            "AZURE_OPENAI_DEPLOYMENT_NAME_MAP" => Some("gpt-4o=prod-4o, gpt-5=prod-5".to_string()),
+            _ => None,
+        };
+        let target = AzureTarget::resolve(&model, env).unwrap();
+        assert_eq!(
+            target.url(),
+            "https://acme.openai.azure.com/openai/v1/responses?api-version=v1"
+        );
+        assert_eq!(target.deployment, "prod-5");
     }
 }

@@ -1,11 +1,11 @@
 //! OpenAI Responses (`openai-responses`): `POST {baseUrl}/responses`, streamed; also xAI's
 //! Responses endpoint (`provider: "xai"`, key from `XAI_API_KEY`).
 //!
-//! - [`wire`]: request and event types.
-//! - [`convert`]: context → request (input items, tools, reasoning), per-model settings.
-//! - [`stream`]: events → reply events.
+//! - `wire`: request and event types.
+//! - `convert`: context → request (input items, tools, reasoning), per-model settings.
+//! - `stream`: events → reply events.
 //! - `prepare`: the request's URL, headers and body (pure), for OpenAI or Azure.
-//! - `decode`: server-sent events → [`stream`] (the shared transport drives it).
+//! - `decode`: server-sent events → `stream` (the shared transport drives it).
 //!
 //! Requests are sent with `store: false`: nothing stays on the server, so a reasoning model's
 //! reasoning is replayed from its encrypted content, which is asked for
@@ -17,10 +17,10 @@
 //! [`ThinkingContent::thinking_signature`]: crate::ThinkingContent::thinking_signature
 
 pub mod azure;
-pub mod convert;
+pub(crate) mod convert;
 pub mod models;
-pub mod stream;
-pub mod wire;
+pub(crate) mod stream;
+pub(crate) mod wire;
 
 pub(crate) mod decode;
 pub(crate) mod prepare;
