@@ -304,7 +304,7 @@ impl AgentTool for BashTool {
         let started = Instant::now();
         let ended = process::run(spec, &cancel, &mut sink).await;
         sink.output.finish();
-        sink.dirty = true;
+        // The last partial result, if output came since the previous one (as pi sends it).
         sink.send();
         let ended = ended.map_err(|e| ToolError::new(format!("Cannot run the command: {e}")))?;
         let snapshot = sink.output.snapshot();
