@@ -59,6 +59,9 @@ impl AgentToolResult {
 pub struct ToolError {
     /// The text sent to the model.
     pub message: String,
+    /// Structured data for the application, kept in the error result's `details` (pi's tools
+    /// return `isError` results with details, e.g. `bash` after a non-zero exit code).
+    pub details: Option<Value>,
 }
 
 impl ToolError {
@@ -66,13 +69,20 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            details: None,
         }
+    }
+
+    /// Adds details, kept in the error result (see [`details`](Self::details)).
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
     }
 }
 
 impl From<String> for ToolError {
     fn from(message: String) -> Self {
-        Self { message }
+        Self::new(message)
     }
 }
 

@@ -243,7 +243,10 @@ async fn execute_one(
         _ = cancel.cancelled() => error_outcome("Tool execution was aborted".to_string()),
         result = execution => match result {
             Ok(Ok(result)) => ToolOutcome { result, is_error: false },
-            Ok(Err(ToolCallFailure::Tool(e))) => error_outcome(e.message),
+            Ok(Err(ToolCallFailure::Tool(e))) => ToolOutcome {
+                result: AgentToolResult { details: e.details, ..AgentToolResult::text(e.message) },
+                is_error: true,
+            },
             Ok(Err(ToolCallFailure::Validation(e))) => error_outcome(e.to_string()),
             Err(panic) => error_outcome(format!("Tool \"{}\" panicked: {}", call.name, panic_text(&*panic))),
         },

@@ -386,6 +386,8 @@ async fn a_tool_error_becomes_an_error_result_with_its_message() {
     let results = tool_results(&agent.messages());
     assert!(results[0].is_error);
     assert_eq!(results[0].text_content(), "disk on fire");
+    // The error's details are kept, as pi keeps an `isError` result's details.
+    assert_eq!(results[0].details, Some(json!({"temperature": 451})));
     let end = log
         .events()
         .into_iter()
@@ -397,6 +399,7 @@ async fn a_tool_error_becomes_an_error_result_with_its_message() {
         })
         .unwrap();
     assert_eq!(result_text(&end.0), "disk on fire");
+    assert_eq!(end.0.details, Some(json!({"temperature": 451})));
     assert!(end.1);
     assert_eq!(
         agent.error_message(),

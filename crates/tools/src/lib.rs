@@ -1,4 +1,5 @@
-//! `read` and `write` tools for oxpi agents, confined to a workspace root.
+//! pi's tools for oxpi agents (`read`, `bash`, `edit`, `write`, `grep`, `find`, `ls`), confined
+//! to a workspace root.
 //!
 //! The model proposes, the program decides: every path the model gives is resolved by
 //! [`Workspace::resolve`] to a canonical path inside the root, or refused with a message that
@@ -12,6 +13,9 @@
 //!
 //! - [`ReadTool`] returns at most 2,000 lines or 50 KB of text (configurable with [`Limits`]),
 //!   streaming the file, and says how to continue; images come back as image blocks.
+//! - [`BashTool`] runs a shell command in the root, in its own process group, showing the last
+//!   2,000 lines or 50 KB of its output; under [`Sandbox::workspace`] (the default) the kernel
+//!   lets it write only inside the root and the tool's own temporary directory.
 //! - [`WriteTool`] writes atomically (temporary file, flush to disk, rename) and keeps an
 //!   existing file's permissions, owner and group (as far as the process may give them).
 //!
@@ -31,6 +35,10 @@
 //! ```
 
 mod atomic;
+#[cfg(unix)]
+mod bash;
+#[cfg(unix)]
+mod bash_output;
 mod cursor;
 mod edit;
 mod edit_diff;
@@ -42,8 +50,12 @@ mod grep;
 mod image;
 mod listing;
 mod ls;
+#[cfg(unix)]
+mod process;
 mod read;
 mod read_details;
+#[cfg(unix)]
+mod sandbox;
 mod text;
 mod walk;
 mod window_error;
@@ -53,12 +65,18 @@ mod write;
 use oxpi_agent_core::AgentToolHandle;
 pub use oxpi_ai::tool::SchemaError;
 
+#[cfg(unix)]
+pub use bash::{BashArgs, BashDetails, BashTool, DEFAULT_EXIT_GRACE};
+#[cfg(unix)]
+pub use bash_output::BashTruncation;
 pub use edit::{EditArgs, EditDetails, EditTool, Replacement, MAX_EDIT_BYTES};
 pub use find::{FindArgs, FindDetails, FindTool, DEFAULT_FIND_LIMIT};
 pub use grep::{GrepArgs, GrepDetails, GrepTool, DEFAULT_GREP_LIMIT, GREP_MAX_LINE_CHARS};
 pub use ls::{LsArgs, LsDetails, LsTool, DEFAULT_LS_LIMIT};
 pub use read::{ReadArgs, ReadTool};
 pub use read_details::{ImageDetails, ReadDetails, TextDetails, TruncatedBy};
+#[cfg(unix)]
+pub use sandbox::{Sandbox, SandboxError, SandboxPolicy, SandboxSupport, MIN_LANDLOCK_ABI};
 pub use workspace::{
     Limits, PathError, Workspace, DEFAULT_MAX_BYTES, DEFAULT_MAX_IMAGE_BYTES, DEFAULT_MAX_LINES,
     DEFAULT_MAX_SCAN_BYTES, MAX_PATH_BYTES,
@@ -77,6 +95,15 @@ pub fn read_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
 /// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
 pub fn write_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
     AgentToolHandle::new(WriteTool::new(workspace))
+}
+
+/// The `bash` tool for `workspace`, ready for an agent, under [`Sandbox::workspace`] (use
+/// [`BashTool::with_sandbox`] and [`AgentToolHandle::new`] for another sandbox).
+///
+/// Fails only if the arguments' schema cannot be compiled, which a unit test rules out.
+#[cfg(unix)]
+pub fn bash_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
+    AgentToolHandle::new(BashTool::new(workspace))
 }
 
 /// The `edit` tool for `workspace`, ready for an agent.
@@ -107,23 +134,25 @@ pub fn grep_tool(workspace: Workspace) -> Result<AgentToolHandle, SchemaError> {
     AgentToolHandle::new(GrepTool::new(workspace))
 }
 
-/// pi's coding tools (minus `bash`): `read`, `write`, `edit`.
+/// pi's coding tools, in pi's order: `read`, `bash`, `edit`, `write` (`bash` under
+/// [`Sandbox::workspace`]; on a system without Unix processes, `read`, `edit`, `write`).
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let dir = tempfile::tempdir()?;
 /// let tools = oxpi_tools::coding_tools(oxpi_tools::Workspace::new(dir.path())?)?;
 /// let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-/// assert_eq!(names, ["read", "write", "edit"]);
+/// assert_eq!(names, ["read", "bash", "edit", "write"]);
 /// # Ok(())
 /// # }
 /// ```
 pub fn coding_tools(workspace: Workspace) -> Result<Vec<AgentToolHandle>, SchemaError> {
-    Ok(vec![
-        read_tool(workspace.clone())?,
-        write_tool(workspace.clone())?,
-        edit_tool(workspace)?,
-    ])
+    let mut tools = vec![read_tool(workspace.clone())?];
+    #[cfg(unix)]
+    tools.push(bash_tool(workspace.clone())?);
+    tools.push(edit_tool(workspace.clone())?);
+    tools.push(write_tool(workspace)?);
+    Ok(tools)
 }
 
 /// pi's read-only tools: `read`, `grep`, `find`, `ls`.
@@ -157,7 +186,7 @@ mod tests {
         let read = read_tool(ws.clone()).unwrap();
         let write = write_tool(ws.clone()).unwrap();
         // Every tool's schema compiles.
-        for tool in [edit_tool, ls_tool, find_tool, grep_tool] {
+        for tool in [edit_tool, ls_tool, find_tool, grep_tool, bash_tool] {
             tool(ws.clone()).unwrap();
         }
         assert_eq!(

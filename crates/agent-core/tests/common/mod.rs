@@ -497,7 +497,7 @@ impl AgentTool for SleepTool {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoArgs {}
 
-/// `fail`: always returns `Err("disk on fire")`.
+/// `fail`: always returns `Err("disk on fire")`, with details `{"temperature": 451}`.
 pub struct FailTool;
 
 impl AgentTool for FailTool {
@@ -515,7 +515,7 @@ impl AgentTool for FailTool {
         _cancel: CancellationToken,
         _update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
-        Err(ToolError::new("disk on fire"))
+        Err(ToolError::new("disk on fire").with_details(serde_json::json!({"temperature": 451})))
     }
 }
 
