@@ -56,6 +56,7 @@ impl AgentToolResult {
 /// wrong in words the model can act on (e.g. `File not found: notes.txt`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct ToolError {
     /// The text sent to the model.
     pub message: String,

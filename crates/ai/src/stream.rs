@@ -164,6 +164,18 @@ impl SharedPartial {
     pub fn message(&self) -> Option<AssistantMessage> {
         self.lock().message().cloned()
     }
+
+    /// Folds one event in; without a lock while no other handle exists (a stream nobody
+    /// shares pays nothing for being shareable).
+    fn apply(&mut self, event: &AssistantMessageEvent) {
+        match Arc::get_mut(&mut self.0) {
+            Some(only) => only
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .apply(event),
+            None => self.lock().apply(event),
+        }
+    }
 }
 
 impl PartialMessage {
@@ -280,7 +292,7 @@ impl Stream for AssistantMessageEventStream {
         }
         loop {
             if let Some(event) = self.received.next() {
-                self.partial.lock().apply(&event);
+                self.partial.apply(&event);
                 if event.is_terminal() {
                     self.finished = true;
                     self.received = Vec::new().into_iter();

@@ -807,3 +807,29 @@ async fn result_returns_the_final_message() {
     );
     assert_eq!(message.stop_reason, StopReason::ToolUse);
 }
+
+/// A handle from `shared_partial` (what the agent's `streaming_message` reads, from any
+/// thread) sees each event as the stream yields it: the same fold as `partial()`, not a copy
+/// built again.
+#[tokio::test]
+async fn a_shared_partial_sees_every_event_the_stream_yields() {
+    let faux = FauxProvider::new().with_chunk_chars(4);
+    faux.push(FauxReply::text("hello world"));
+    let registry = registry_with(&faux);
+    let mut stream = registry.stream(&faux.model(), &Context::default(), StreamOptions::default());
+    let shared = stream.shared_partial();
+    let mut seen = Vec::new();
+    while let Some(event) = stream.next().await {
+        let text = shared.message().map(|m| m.text());
+        assert_eq!(text, stream.partial().message().map(|m| m.text()));
+        if let AssistantMessageEvent::TextDelta { .. } = event {
+            seen.push(text.unwrap_or_default());
+        }
+    }
+    assert_eq!(seen, vec!["hell", "hello wo", "hello world"]);
+    drop(stream);
+    assert_eq!(
+        shared.message().map(|m| m.text()),
+        Some("hello world".into())
+    );
+}

@@ -280,9 +280,12 @@ impl OutputAccumulator {
     pub(crate) fn snapshot(&self) -> Snapshot {
         let mut bytes: &[u8] = &self.tail;
         if !self.tail_starts_at_line {
-            // The first, partial line is dropped, unless it is all there is.
+            // The first, partial line is dropped, unless it is all there is (one long line
+            // that ends in a newline keeps its end, as pi's does).
             if let Some(at) = memchr::memchr(b'\n', bytes) {
-                bytes = &bytes[at + 1..];
+                if !bytes[at + 1..].is_empty() {
+                    bytes = &bytes[at + 1..];
+                }
             }
         }
         if !self.finished {

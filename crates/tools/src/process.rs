@@ -1,11 +1,14 @@
-//! Running one shell command: its own process group, stdout and stderr in one pipe, a deadline,
-//! abort, and killing the whole tree of processes it started.
+//! Running one shell command: its own session and process group (started through `setsid`,
+//! so it has no controlling terminal: pi's `detached: true`), stdout and stderr in one pipe, a
+//! deadline, abort, and killing the whole tree of processes it started.
 //!
 //! Every process of a run is marked with an environment variable ([`RUN_MARKER`]) holding a
-//! random token. Killing a run signals its process group, then looks through `/proc` (Linux)
-//! for any process in that group, below one of the killed processes, or carrying the token, so
-//! a grandchild that left the group or the session (`setsid`, a double fork) dies too. Only a
-//! process that both left the tree and cleared its environment escapes.
+//! random token. Killing a run first stops (`SIGSTOP`) its process group, then looks through
+//! `/proc` (Linux) for any process in that group, below a stopped one (parent links stay
+//! intact while nothing can exit), or carrying the token, and stops those too until none is
+//! new; then it kills them all. So a descendant that left the group or the session (`setsid`,
+//! with or without its environment) dies too. Only a process whose parent exited before the
+//! kill and that cleared its environment escapes (a double fork with `env -i`).
 
 use std::ffi::OsString;
 use std::io;
@@ -83,6 +86,8 @@ pub(crate) enum SpawnError {
     Wait(io::Error),
     #[error("could not start a thread for the sandbox: {0}")]
     Thread(io::Error),
+    #[error("the sandbox could not be applied to the command ({0}). {choose}", choose = crate::sandbox::CHOOSE)]
+    Sandbox(io::Error),
 }
 
 /// Runs `spec`, feeding its output to `sink`, until it ends. Dropping the future kills the tree.
@@ -130,6 +135,12 @@ pub(crate) async fn run(
                 drain(&mut reader, &mut buf, sink, &mut child).await;
                 return Ok(Ended::TimedOut(exited));
             }
+            // Before the read: output that never pauses must not hide the shell's exit.
+            status = child.wait(), if exited.is_none() => {
+                let status = status.map_err(SpawnError::Wait)?;
+                exited = Some((exit_code(status), started.elapsed()));
+                quiet_until = Some(Instant::now() + spec.exit_grace);
+            }
             read = reader.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,
                 Ok(n) => {
@@ -139,11 +150,6 @@ pub(crate) async fn run(
                     }
                 }
             },
-            status = child.wait(), if exited.is_none() => {
-                let status = status.map_err(SpawnError::Wait)?;
-                exited = Some((exit_code(status), started.elapsed()));
-                quiet_until = Some(Instant::now() + spec.exit_grace);
-            }
             _ = sleep_until(quiet_until.unwrap_or(started)), if quiet_until.is_some() && !eof => break,
             _ = sleep_until(wake.unwrap_or(started)), if wake.is_some() => sink.wake(),
         }
@@ -171,6 +177,21 @@ async fn spawn(
             .arg(&spec.command),
         None => command.arg("-c").arg(&spec.command),
     };
+    // In a session of its own (no controlling terminal): through `setsid`, which execs the
+    // shell in the same process (the child is not a group leader), so its pid is the session's
+    // and the group's. Without the program, a process group of its own.
+    if let Some(setsid) = setsid_program() {
+        let shell_args: Vec<OsString> = command
+            .as_std()
+            .get_args()
+            .map(|a| a.to_os_string())
+            .collect();
+        let mut wrapped = tokio::process::Command::new(setsid);
+        wrapped.arg(&spec.shell).args(shell_args);
+        command = wrapped;
+    } else {
+        command.process_group(0);
+    }
     command
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -178,7 +199,6 @@ async fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer2))
-        .process_group(0)
         .kill_on_drop(false);
     let shell = spec.shell.display().to_string();
     let spawn_error = move |source| SpawnError::Spawn { shell, source };
@@ -194,7 +214,10 @@ async fn spawn(
                 .name("oxpi-bash-sandbox".into())
                 .spawn(move || {
                     let _runtime = runtime.enter();
-                    let spawned = setup.restrict_thread().and_then(|()| command.spawn());
+                    let spawned = match setup.restrict_thread() {
+                        Ok(()) => command.spawn().map_err(Spawned::Spawn),
+                        Err(e) => Err(Spawned::Sandbox(e)),
+                    };
                     drop(command);
                     if let Err(Ok(child)) = tx.send(spawned) {
                         // Nobody waits for it any more (the call was dropped).
@@ -204,12 +227,36 @@ async fn spawn(
                     }
                 })
                 .map_err(SpawnError::Thread)?;
-            rx.await
+            match rx
+                .await
                 .map_err(|_| SpawnError::Thread(io::Error::other("the thread ended early")))?
-                .map_err(spawn_error)?
+            {
+                Ok(child) => child,
+                Err(Spawned::Spawn(e)) => return Err(spawn_error(e)),
+                Err(Spawned::Sandbox(e)) => return Err(SpawnError::Sandbox(e)),
+            }
         }
     };
     Ok((reader, child))
+}
+
+/// Why the sandbox thread did not start the child.
+enum Spawned {
+    Spawn(io::Error),
+    Sandbox(io::Error),
+}
+
+/// The `setsid` program (util-linux), if the system has one.
+fn setsid_program() -> Option<&'static std::path::Path> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            ["/usr/bin/setsid", "/bin/setsid", "/usr/local/bin/setsid"]
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+        })
+        .as_deref()
 }
 
 /// Reads what dying processes still write, for at most [`DRAIN_AFTER_KILL`], and reaps the shell.
@@ -270,11 +317,21 @@ pub(crate) fn kill_tree(pid: u32, token: &str) {
     let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
         return;
     };
-    let _ = kill_process_group(group, Signal::KILL);
     #[cfg(target_os = "linux")]
-    linux::kill_remaining(group, token);
+    {
+        // Frozen first, so no process of the tree exits (and has its children re-parented)
+        // or forks while the tree is looked for.
+        let _ = kill_process_group(group, Signal::STOP);
+        let stopped = linux::stop_tree(group, token);
+        let _ = kill_process_group(group, Signal::KILL);
+        linux::kill_all(&stopped);
+        linux::kill_remaining(group, token);
+    }
     #[cfg(not(target_os = "linux"))]
-    let _ = token;
+    {
+        let _ = token;
+        let _ = kill_process_group(group, Signal::KILL);
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -294,6 +351,47 @@ mod linux {
         ppid: i32,
         pgrp: i32,
         zombie: bool,
+    }
+
+    /// Stops every process of the tree (in the group, below a stopped one, or marked), round
+    /// after round until a round finds none that is new; returns them.
+    pub(super) fn stop_tree(group: Pid, token: &str) -> HashSet<i32> {
+        let group = group.as_raw_nonzero().get();
+        let marker = format!("{RUN_MARKER}={token}").into_bytes();
+        let own = std::process::id() as i32;
+        let mut stopped: HashSet<i32> = HashSet::from([group]);
+        for _ in 0..ROUNDS {
+            let table = processes();
+            let found: Vec<i32> = table
+                .iter()
+                .filter(|(pid, stat)| **pid != own && !stat.zombie && !stopped.contains(*pid))
+                .filter(|(pid, stat)| {
+                    stat.pgrp == group || below(**pid, &table, &stopped) || marked(**pid, &marker)
+                })
+                .map(|(pid, _)| *pid)
+                .collect();
+            if found.is_empty() {
+                break;
+            }
+            for pid in found {
+                if let Some(target) = Pid::from_raw(pid) {
+                    let _ = kill_process(target, Signal::STOP);
+                }
+                stopped.insert(pid);
+            }
+            // Stops are delivered asynchronously; a fork in between is found next round.
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stopped
+    }
+
+    /// `SIGKILL` to each of `pids` (a stopped process dies of it too).
+    pub(super) fn kill_all(pids: &HashSet<i32>) {
+        for pid in pids {
+            if let Some(target) = Pid::from_raw(*pid) {
+                let _ = kill_process(target, Signal::KILL);
+            }
+        }
     }
 
     pub(super) fn kill_remaining(group: Pid, token: &str) {

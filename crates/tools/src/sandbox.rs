@@ -181,7 +181,8 @@ pub struct SandboxSupport {
 pub const MIN_LANDLOCK_ABI: u32 = 3;
 
 /// What to say about choosing another sandbox.
-const CHOOSE: &str = "To run commands here anyway, give the tool Sandbox::None (no confinement) \
+pub(crate) const CHOOSE: &str =
+    "To run commands here anyway, give the tool Sandbox::None (no confinement) \
                       or Sandbox::best_effort() (what the kernel can enforce) with \
                       BashTool::with_sandbox.";
 

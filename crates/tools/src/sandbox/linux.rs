@@ -17,8 +17,15 @@ use seccompiler::{
 use super::{Plan, SandboxError, SandboxPolicy};
 use crate::process::ChildSetup;
 
-/// Devices every command may write to (`> /dev/null` is everywhere).
-const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Devices every command may write to (`> /dev/null` is everywhere). Not `/dev/tty`: the
+/// command runs in a session of its own, without the agent's terminal (no typing into it with
+/// `TIOCSTI`, no prompts written into a UI).
+const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
+
+/// The newest Landlock ABI whose write rights this sandbox was tested with: a newer kernel (or
+/// a newer `landlock` crate) adds rights (ABI 9's Unix-socket connects) only when this is
+/// raised after testing them, so what a command may do does not change with the kernel.
+const TESTED_ABI: u32 = 7;
 
 /// The Landlock ABI of the running kernel (0 when it has none), found once by restricting a
 /// thread made for that and ended at once.
@@ -115,7 +122,7 @@ fn ruleset(
     scope_unix: bool,
     writable: &[PathBuf],
 ) -> Result<RulesetCreated, SandboxError> {
-    let version = ABI::from(i32::try_from(abi).unwrap_or(i32::MAX));
+    let version = ABI::from(i32::try_from(abi.min(TESTED_ABI)).unwrap_or(0));
     let write = AccessFs::from_write(version);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)

@@ -127,10 +127,14 @@ pub fn pids(file: &Path) -> Vec<i32> {
 /// `pids.txt`: one in the background of the shell, one that left the process group and the
 /// session (`setsid`), and one that a subshell started before exiting (so it was reparented),
 /// then waits.
-pub const TREE_OF_THREE: &str = "sleep 300 & echo $! >> pids.txt; \
+pub const TREE: &str = "sleep 300 & echo $! >> pids.txt; \
      setsid sleep 300 & echo $! >> pids.txt; \
      ( setsid sh -c 'sleep 300 & echo $! >> pids.txt' & ); \
+     setsid env -i sleep 300 & echo $! >> pids.txt; \
      wait";
+
+/// How many pids [`TREE`] writes.
+pub const TREE_SIZE: usize = 4;
 
 /// Kills `pid` if it still runs (cleanup after a test that let a process live).
 pub fn kill(pid: i32) {
