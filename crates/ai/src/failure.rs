@@ -33,6 +33,7 @@ pub enum FailureKind {
         /// The status code.
         status: u16,
         /// Whether the status is one a request is retried on (408, 409, 429, 5xx).
+        #[serde(default)]
         retryable: bool,
     },
     /// No response headers arrived within [`StreamOptions::timeout`](crate::StreamOptions).
@@ -54,27 +55,33 @@ pub enum FailureKind {
     /// The request could not be made as configured (a bad URL, no TLS in this build, a hook
     /// that refused it, a redirect that is not followed).
     Config,
-    /// The provider reported an error inside the stream (overloaded, refused, blocked).
-    Provider,
-    /// A kind this version does not know (read from a newer oxpi's file).
+    /// The provider reported an error inside the stream: transient (Anthropic's
+    /// `overloaded_error`, Bedrock's throttling, a Gemini error object with status 429 or 5xx,
+    /// a Responses `server_error`) or final (a refusal, a blocked prompt, a content filter).
+    Provider {
+        /// Whether the provider said the error is transient.
+        #[serde(default)]
+        retryable: bool,
+    },
+    /// Anything else: a provider that ended without a terminal event or panicked, or a kind
+    /// this version does not know (read from a newer oxpi's file, or a `failureKind` that does
+    /// not parse: the message is still read).
     #[serde(other)]
     Other,
 }
 
 impl FailureKind {
-    /// Whether asking again may succeed: a retryable HTTP status, a timeout, a stall, a broken
-    /// connection or a cut stream. Provider errors are not judged here: their text says
-    /// (`overloaded` is worth a retry, a refusal is not).
+    /// Whether asking again may succeed: a retryable HTTP status, a transient provider error,
+    /// a timeout, a stall, a broken connection or a cut stream.
     pub fn is_retryable(self) -> bool {
         match self {
-            Self::Http { retryable, .. } => retryable,
+            Self::Http { retryable, .. } | Self::Provider { retryable } => retryable,
             Self::Timeout | Self::Stall | Self::Connection | Self::Incomplete => true,
             Self::Deadline
             | Self::Aborted
             | Self::Parse
             | Self::Auth
             | Self::Config
-            | Self::Provider
             | Self::Other => false,
         }
     }
@@ -123,9 +130,24 @@ impl Failure {
         Self::new(FailureKind::Parse, text)
     }
 
-    /// The provider reported an error in the stream.
+    /// The provider reported a final error in the stream (a refusal, a blocked prompt).
     pub fn provider(text: impl Into<String>) -> Self {
-        Self::new(FailureKind::Provider, text)
+        Self::new(FailureKind::Provider { retryable: false }, text)
+    }
+
+    /// The provider reported a transient error in the stream (overloaded, throttled).
+    pub fn transient(text: impl Into<String>) -> Self {
+        Self::new(FailureKind::Provider { retryable: true }, text)
+    }
+
+    /// An error the provider reported in the stream, transient when `transient`.
+    pub fn in_stream(text: impl Into<String>, transient: bool) -> Self {
+        Self::new(
+            FailureKind::Provider {
+                retryable: transient,
+            },
+            text,
+        )
     }
 
     /// The request could not be made as configured.
@@ -160,6 +182,23 @@ impl Failure {
     }
 }
 
+/// Reads a message's `failureKind` leniently: one that does not parse (a hand-edited file, a
+/// shape from another version) is [`FailureKind::Other`], never an error for the whole message.
+pub(crate) fn lenient_kind<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<FailureKind>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
+    Ok(value.map(|v| match serde_json::from_value(v) {
+        // Retryability follows from the status (a file may leave it out).
+        Ok(FailureKind::Http { status, .. }) => FailureKind::Http {
+            status,
+            retryable: is_retryable_status(status),
+        },
+        Ok(kind) => kind,
+        Err(_) => FailureKind::Other,
+    }))
+}
+
 /// True for 408, 409, 429 and 5xx (including Anthropic's 529): the statuses a request is
 /// retried on.
 pub fn is_retryable_status(status: u16) -> bool {
@@ -187,6 +226,65 @@ mod tests {
         let later: FailureKind =
             serde_json::from_value(serde_json::json!({"kind": "quotaExhausted"})).unwrap();
         assert_eq!(later, FailureKind::Other);
+    }
+
+    #[test]
+    fn a_failure_kind_that_does_not_parse_leaves_the_message_readable() {
+        let base = serde_json::json!({
+            "role": "assistant", "content": [], "api": "openai-completions",
+            "provider": "openai", "model": "gpt", "stopReason": "error",
+            "errorMessage": "boom", "timestamp": 1
+        });
+        let read = |kind: serde_json::Value| {
+            let mut json = base.clone();
+            json["failureKind"] = kind;
+            serde_json::from_value::<crate::Message>(json)
+                .ok()
+                .and_then(|m| match m {
+                    crate::Message::Assistant(a) => a.failure_kind,
+                    _ => None,
+                })
+        };
+        let kinds = [
+            serde_json::json!({"kind": "http", "status": 503}),
+            serde_json::json!("timeout"),
+            serde_json::json!({"kind": "http", "status": 70_000, "retryable": true}),
+            serde_json::json!({"kind": "provider"}),
+        ];
+        let seen: Vec<Option<FailureKind>> = kinds.into_iter().map(read).collect();
+        assert_eq!(
+            seen,
+            vec![
+                Some(FailureKind::Http {
+                    status: 503,
+                    retryable: true
+                }),
+                Some(FailureKind::Other),
+                Some(FailureKind::Other),
+                Some(FailureKind::Provider { retryable: false }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_message_keeps_its_failure_kind_on_a_round_trip() {
+        let mut message = crate::AssistantMessage::empty("faux", "faux", "m");
+        message.stop_reason = StopReason::Error;
+        message.error_message = Some("overloaded".into());
+        message.failure_kind = Some(FailureKind::Provider { retryable: true });
+        let json = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            json["failureKind"],
+            serde_json::json!({"kind": "provider", "retryable": true})
+        );
+        let back: crate::AssistantMessage = serde_json::from_value(json).unwrap();
+        assert_eq!(back, message);
+        message.failure_kind = None;
+        let json = serde_json::to_value(&message).unwrap();
+        assert!(
+            json.get("failureKind").is_none(),
+            "absent when unset, as in pi's JSON"
+        );
     }
 
     #[test]

@@ -378,7 +378,7 @@ impl FauxProvider {
                 let kind = if reason == StopReason::Aborted {
                     FailureKind::Aborted
                 } else {
-                    FailureKind::Provider
+                    FailureKind::Provider { retryable: false }
                 };
                 out.fail(Failure::new(kind, "faux reply scripted to fail"))
                     .await;

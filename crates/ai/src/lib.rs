@@ -55,7 +55,7 @@ pub use options::{
 pub use overflow::is_context_overflow;
 pub use registry::{complete, stream, ApiProvider, ProviderRegistry};
 pub use reply::{EventSink, ReplyBuilder};
-pub use stream::{AssistantMessageEventStream, PartialMessage, SharedPartial};
+pub use stream::{AssistantMessageEventStream, PartialMessage, PartialView, SharedPartial};
 pub use types::content::{
     AssistantContent, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent,
 };

@@ -101,7 +101,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
 
 /// True when `message` says the prompt did not fit the context window:
 ///
-/// 1. an `error` reply whose [`failure_kind`](AssistantMessage::failure_kind) is HTTP 413, or
+/// 1. an `error` reply whose [`failure_kind`](AssistantMessage::failure_kind) is HTTP 413 (but
+///    never one that is HTTP 429, a rate limit), or
 ///    whose text matches [`OVERFLOW_PATTERNS`] (and none of [`NON_OVERFLOW_PATTERNS`]), or a
 ///    Cerebras reply that is a bare 400/413; the text is not read when the kind says the
 ///    failure was about the connection, the caller or the configuration (a timeout, a stall,
@@ -129,6 +130,8 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
         // The kind answers first: a body too large for the server, or a failure that is about
         // the connection, the caller or the configuration, never about the prompt's size.
         Some(FailureKind::Http { status: 413, .. }) => return true,
+        // A rate limit, whatever its text ("429 Too many tokens per minute").
+        Some(FailureKind::Http { status: 429, .. }) => return false,
         Some(
             FailureKind::Timeout
             | FailureKind::Stall
@@ -144,7 +147,7 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
         Some(
             FailureKind::Http { .. }
             | FailureKind::Parse
-            | FailureKind::Provider
+            | FailureKind::Provider { .. }
             | FailureKind::Other,
         )
         | None => true,
@@ -208,7 +211,13 @@ mod tests {
             (http(413), "Payload Too Large (no body)", true),
             (http(400), "400 context_length_exceeded", true),
             (http(400), "400 invalid tool schema", false),
-            (Some(FailureKind::Provider), "prompt is too long", true),
+            (http(429), "429 Too many tokens per minute", false),
+            (None, "429 Too many tokens per minute", true),
+            (
+                Some(FailureKind::Provider { retryable: false }),
+                "prompt is too long",
+                true,
+            ),
             (None, "prompt is too long", true),
             (
                 Some(FailureKind::Connection),

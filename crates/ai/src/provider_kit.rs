@@ -38,6 +38,7 @@
 
 use futures::future::BoxFuture;
 
+pub use crate::failure::{is_retryable_status, Failure, FailureKind};
 use crate::options::StreamOptions;
 pub use crate::reply::{EventSink, ReplyBuilder};
 pub use crate::secret::redact;
@@ -47,8 +48,12 @@ use crate::types::model::Model;
 /// One wire API (e.g. `openai-completions`).
 ///
 /// `stream` runs the whole request, sending events to `sink`. It should end with exactly one
-/// terminal event; if it returns (or panics) without one, the registry sends an `error` event.
-/// It must watch `options.cancel` and end with `aborted` when it fires.
+/// terminal event ([`ReplyBuilder::finish`], or [`ReplyBuilder::fail`] with a [`Failure`] of
+/// the right kind); if it returns (or panics) without one, the registry sends an `error` event
+/// (`aborted` when the caller had cancelled). It must watch `options.cancel` and end with
+/// [`Failure::aborted`] when it fires. The kit has no transport: a provider of its own makes
+/// its HTTP request itself and honours `timeout`, `idle_timeout`, `deadline` and the hooks of
+/// [`StreamOptions`] as far as it can.
 pub trait ApiProvider: Send + Sync + 'static {
     /// The `model.api` value this provider serves.
     fn api(&self) -> &str;

@@ -13,7 +13,7 @@ use crate::options::StreamOptions;
 use crate::reply::EventSink;
 use crate::stream::AssistantMessageEventStream;
 use crate::types::context::Context;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 use crate::types::wire_api::WireApi;
 
@@ -139,6 +139,7 @@ impl ProviderRegistry {
             return stream;
         }
         let deferring = sink.deferring();
+        let cancelled = options.cancel.clone();
         let work = provider.stream(model.clone(), context.clone(), options, deferring.clone());
         let model = model.clone();
         let delivering = crate::reply::delivering(work, deferring.clone());
@@ -148,13 +149,18 @@ impl ProviderRegistry {
                 deferring.flush().await;
                 deferring.flush_terminal().await;
                 if !sink.terminal_sent() {
-                    let text = match outcome {
-                        Ok(()) => {
-                            "provider ended the stream without a done or error event".to_string()
-                        }
-                        Err(panic) => format!("provider panicked: {}", panic_text(&*panic)),
+                    let failure = match outcome {
+                        // A provider that returned early because the caller cancelled.
+                        Ok(()) if cancelled.is_cancelled() => Failure::aborted(),
+                        Ok(()) => Failure::new(
+                            FailureKind::Other,
+                            "provider ended the stream without a done or error event",
+                        ),
+                        Err(panic) => Failure::new(
+                            FailureKind::Other,
+                            format!("provider panicked: {}", panic_text(&*panic)),
+                        ),
                     };
-                    let failure = Failure::new(FailureKind::Other, text);
                     sink.send(error_event(&model, failure)).await;
                 }
             }
@@ -166,11 +172,12 @@ impl ProviderRegistry {
 
 fn error_event(model: &Model, failure: Failure) -> AssistantMessageEvent {
     let mut error = AssistantMessage::empty(&model.api, &model.provider, &model.id);
-    error.stop_reason = StopReason::Error;
+    let reason = failure.stop_reason();
+    error.stop_reason = reason;
     error.error_message = Some(failure.text);
     error.failure_kind = Some(failure.kind);
     AssistantMessageEvent::Error {
-        reason: StopReason::Error,
+        reason,
         error: Box::new(error),
     }
 }

@@ -93,9 +93,9 @@ impl AssistantMessageEventStream {
         self.work = Some(work);
     }
 
-    /// The message as built so far, locked while the guard lives:
-    /// [`PartialMessage::message`] (`None` before `start`; tool calls still streaming have
-    /// empty `arguments`) and [`PartialMessage::partial_arguments`].
+    /// The message as built so far, locked while the view lives (drop it before polling the
+    /// stream again): [`PartialView::message`] (`None` before `start`; tool calls still
+    /// streaming have empty `arguments`) and [`PartialView::partial_arguments`].
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -112,8 +112,8 @@ impl AssistantMessageEventStream {
     /// assert_eq!(events.partial().message().map(|m| m.text()), Some("Hello".to_string()));
     /// # });
     /// ```
-    pub fn partial(&self) -> MutexGuard<'_, PartialMessage> {
-        self.partial.lock()
+    pub fn partial(&self) -> PartialView<'_> {
+        self.partial.view()
     }
 
     /// A handle on this stream's partial message for another thread (a UI, the agent's
@@ -148,16 +148,40 @@ impl AssistantMessageEventStream {
 }
 
 /// A stream's [`PartialMessage`], shared (see [`AssistantMessageEventStream::shared_partial`]):
-/// cheap to clone, read under a lock the stream takes once per event.
+/// cheap to clone, read-only for its holders. While it is shared, the stream takes its lock
+/// once per event to fold the event in.
 #[derive(Debug, Clone, Default)]
 pub struct SharedPartial(Arc<Mutex<PartialMessage>>);
 
+/// A read view of a shared partial message, locked while it lives: do not hold it across a
+/// poll of its stream (the stream needs the lock to fold the next event).
+#[derive(Debug)]
+pub struct PartialView<'a>(MutexGuard<'a, PartialMessage>);
+
+impl PartialView<'_> {
+    /// The message so far; `None` before `start`.
+    pub fn message(&self) -> Option<&AssistantMessage> {
+        self.0.message()
+    }
+
+    /// The arguments parsed so far of the tool call at `content_index`, while it streams (see
+    /// [`PartialMessage::partial_arguments`]).
+    pub fn partial_arguments(&mut self, content_index: usize) -> Option<&serde_json::Value> {
+        self.0.partial_arguments(content_index)
+    }
+}
+
 impl SharedPartial {
     /// Locks it (a panic elsewhere while it was locked does not make it unreadable).
-    pub fn lock(&self) -> MutexGuard<'_, PartialMessage> {
+    fn lock(&self) -> MutexGuard<'_, PartialMessage> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A read view, locked while it lives.
+    pub fn view(&self) -> PartialView<'_> {
+        PartialView(self.lock())
     }
 
     /// A copy of the message so far; `None` before `start`.

@@ -6,8 +6,8 @@ use futures::StreamExt;
 use oxpi_ai::faux::{FauxProvider, FauxReply, FauxRequest};
 use oxpi_ai::{
     AssistantContent, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream,
-    Context, FailureKind, Message, ProviderRegistry, StopReason, StreamOptions, TextContent,
-    ThinkingContent, ToolCall, Usage,
+    Context, FailureKind, Message, PartialMessage, ProviderRegistry, StopReason, StreamOptions,
+    TextContent, ThinkingContent, ToolCall, Usage,
 };
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -818,12 +818,19 @@ async fn a_shared_partial_sees_every_event_the_stream_yields() {
     let registry = registry_with(&faux);
     let mut stream = registry.stream(&faux.model(), &Context::default(), StreamOptions::default());
     let shared = stream.shared_partial();
+    // An independent fold of the same events, to compare the shared one with.
+    let mut own = PartialMessage::new();
+    let mut late: Option<oxpi_ai::SharedPartial> = None;
     let mut seen = Vec::new();
     while let Some(event) = stream.next().await {
+        own.apply(&event);
         let text = shared.message().map(|m| m.text());
-        assert_eq!(text, stream.partial().message().map(|m| m.text()));
+        assert_eq!(text, own.message().map(|m| m.text()));
         if let AssistantMessageEvent::TextDelta { .. } = event {
-            seen.push(text.unwrap_or_default());
+            seen.push(text.clone().unwrap_or_default());
+            // A handle taken mid-stream sees what was folded before it existed.
+            let handle = late.get_or_insert_with(|| stream.shared_partial());
+            assert_eq!(handle.message().map(|m| m.text()), text);
         }
     }
     assert_eq!(seen, vec!["hell", "hello wo", "hello world"]);

@@ -27,7 +27,8 @@ use crate::types::wire_api::WireApi;
 /// ```
 pub fn check_for_api(api: impl Into<WireApi>, tool: &Tool) -> Result<(), SchemaError> {
     crate::tool::check_schema_depth(tool)?;
-    match api.into() {
+    // Normalized, so a `Custom` named like a built-in API gets that API's check.
+    match WireApi::from(api.into().as_str()) {
         WireApi::AnthropicMessages => {
             anthropic::input_schema(&tool.name, &tool.parameters).map(drop)
         }

@@ -106,7 +106,11 @@ pub struct AssistantMessage {
     pub error_message: Option<String>,
     /// What kind of failure it was, for `error` and `aborted` (oxpi only: absent from pi's
     /// JSON, and absent from a message read from pi's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::failure::lenient_kind"
+    )]
     pub failure_kind: Option<FailureKind>,
     /// Milliseconds since the epoch.
     #[serde(default)]

@@ -241,6 +241,44 @@ mod tests {
         assert_eq!(WireApi::builtins().count(), BUILTIN.len());
     }
 
+    /// Exhaustive (no wildcard): a new variant does not compile until it is listed here, and
+    /// then fails until it is in the name table too.
+    fn listed(api: &WireApi) -> bool {
+        match api {
+            WireApi::OpenAiCompletions
+            | WireApi::OpenAiResponses
+            | WireApi::AzureOpenAiResponses
+            | WireApi::AnthropicMessages
+            | WireApi::MistralConversations
+            | WireApi::GoogleGenerativeAi
+            | WireApi::GoogleVertex
+            | WireApi::BedrockConverseStream
+            | WireApi::Faux => true,
+            WireApi::Custom(_) => false,
+        }
+    }
+
+    #[test]
+    fn every_variant_is_in_the_name_table() {
+        let variants = [
+            WireApi::OpenAiCompletions,
+            WireApi::OpenAiResponses,
+            WireApi::AzureOpenAiResponses,
+            WireApi::AnthropicMessages,
+            WireApi::MistralConversations,
+            WireApi::GoogleGenerativeAi,
+            WireApi::GoogleVertex,
+            WireApi::BedrockConverseStream,
+            WireApi::Faux,
+        ];
+        for api in &variants {
+            assert!(listed(api));
+            assert!(api.is_builtin(), "{api} is missing from BUILTIN");
+            assert!(!matches!(WireApi::from(api.as_str()), WireApi::Custom(_)));
+        }
+        assert_eq!(variants.len(), BUILTIN.len());
+    }
+
     #[test]
     fn a_custom_api_named_like_a_builtin_is_that_builtin() {
         let custom = WireApi::Custom("faux".into());

@@ -6,7 +6,7 @@ use std::time::Duration;
 use oxpi_ai::{FailureKind, StopReason};
 use oxpi_testkit::{Part, Reply};
 
-use super::{hello, ok_reply, options, run, run_with, APIS};
+use super::{hello, ok_reply, options, run, run_with, Api, APIS};
 
 fn http(status: u16, retryable: bool) -> Option<FailureKind> {
     Some(FailureKind::Http { status, retryable })
@@ -65,7 +65,11 @@ async fn each_fault_ends_with_its_failure_kind_on_every_api() {
             (
                 "an error event",
                 vec![Reply::sse(error_event)],
-                Some(FailureKind::Provider),
+                // Transient where the wire says so: Responses' `server_error`, Anthropic's
+                // `overloaded_error`, Gemini's code 500; Chat Completions' carries no code.
+                Some(FailureKind::Provider {
+                    retryable: !matches!(api, Api::Completions | Api::Mistral),
+                }),
             ),
         ];
         for (label, replies, expected) in cases {
@@ -149,4 +153,28 @@ async fn deadline_timeout_refusal_and_abort_have_their_kinds() {
         (StopReason::Aborted, Some(FailureKind::Aborted))
     );
     held.abort();
+}
+
+/// A provider that needs a key and has none fails before anything is sent, as `auth`.
+#[tokio::test]
+async fn a_missing_key_is_an_auth_failure_and_nothing_is_sent() {
+    let vars = oxpi_ai::providers::auth::api_key_env_vars("cerebras");
+    assert!(!vars.is_empty());
+    if vars.iter().any(|v| std::env::var_os(v).is_some()) {
+        eprintln!("skipped: {vars:?} is set in this environment");
+        return;
+    }
+    let server = oxpi_testkit::TestServer::start(vec![]).await.unwrap();
+    let mut model = oxpi_ai::Model::openai_compatible(format!("{}/v1", server.base_url()), "m");
+    model.provider = "cerebras".into();
+    let message = oxpi_ai::stream(&model, &super::context(), oxpi_ai::StreamOptions::default())
+        .result()
+        .await;
+    assert_eq!(
+        (message.stop_reason, message.failure_kind),
+        (StopReason::Error, Some(FailureKind::Auth)),
+        "{:?}",
+        message.error_message
+    );
+    assert_eq!(server.requests().len(), 0);
 }

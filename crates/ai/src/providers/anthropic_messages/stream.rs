@@ -110,12 +110,19 @@ impl EventProcessor {
             StreamEvent::Ping | StreamEvent::Other => {}
             StreamEvent::Error { error } => {
                 let message = error.message.filter(|m| !m.is_empty());
-                return Err(Failure::provider(match (error.kind, message) {
-                    (Some(kind), Some(message)) => format!("{kind}: {message}"),
-                    (None, Some(message)) => message,
-                    (Some(kind), None) => kind,
-                    (None, None) => "the server sent an error event without details".into(),
-                }));
+                let transient = matches!(
+                    error.kind.as_deref(),
+                    Some("overloaded_error" | "api_error" | "rate_limit_error")
+                );
+                return Err(Failure::in_stream(
+                    match (error.kind, message) {
+                        (Some(kind), Some(message)) => format!("{kind}: {message}"),
+                        (None, Some(message)) => message,
+                        (Some(kind), None) => kind,
+                        (None, None) => "the server sent an error event without details".into(),
+                    },
+                    transient,
+                ));
             }
         }
         Ok(Flow::Continue)

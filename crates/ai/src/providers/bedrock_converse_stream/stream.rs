@@ -100,7 +100,14 @@ impl EventProcessor {
                     .message
                     .or(body.message_capitalised)
                     .unwrap_or_else(|| String::from_utf8_lossy(payload).into_owned());
-                return Err(Failure::provider(exception_text(kind, &text)));
+                let transient = matches!(
+                    kind,
+                    "throttlingException"
+                        | "serviceUnavailableException"
+                        | "internalServerException"
+                        | "modelStreamErrorException"
+                );
+                return Err(Failure::in_stream(exception_text(kind, &text), transient));
             }
             other => {
                 let code = header(message, ":error-code").unwrap_or(other.unwrap_or("error"));

@@ -82,10 +82,15 @@ impl ResponseProcessor {
     pub async fn process(&mut self, chunk: GenerateContentResponse) -> Result<(), Failure> {
         self.out.start().await;
         if let Some(error) = chunk.error {
-            return Err(Failure::provider(format!(
-                "Gemini sent an error: {}",
-                error_text(&error)
-            )));
+            let transient = error
+                .get("code")
+                .and_then(Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok())
+                .is_some_and(crate::failure::is_retryable_status);
+            return Err(Failure::in_stream(
+                format!("Gemini sent an error: {}", error_text(&error)),
+                transient,
+            ));
         }
         if let Some(id) = chunk.response_id.filter(|id| !id.is_empty()) {
             if self.out.message().response_id.is_none() {

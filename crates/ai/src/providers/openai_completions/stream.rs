@@ -59,10 +59,16 @@ impl ChunkProcessor {
     pub async fn process(&mut self, chunk: &mut ChatChunk<'_>) -> Result<(), Failure> {
         self.out.start().await;
         if let Some(error) = &chunk.error {
-            return Err(Failure::provider(format!(
-                "the server sent an error: {}",
-                error_text(error)
-            )));
+            // OpenRouter and others put the upstream's status in `code`.
+            let transient = error
+                .get("code")
+                .and_then(Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok())
+                .is_some_and(crate::failure::is_retryable_status);
+            return Err(Failure::in_stream(
+                format!("the server sent an error: {}", error_text(error)),
+                transient,
+            ));
         }
         if let Some(id) = chunk.id.take().filter(|id| !id.as_str().is_empty()) {
             if self.out.message().response_id.is_none() {

@@ -184,9 +184,26 @@ impl EventProcessor {
             }
             "response.failed" => {
                 self.take_usage(event.response.as_ref());
-                return Err(Failure::provider(failed_text(event.response.as_ref())));
+                let code = event
+                    .response
+                    .as_ref()
+                    .and_then(|r| r.error.as_ref())
+                    .and_then(|e| e.code.as_ref());
+                return Err(Failure::in_stream(
+                    failed_text(event.response.as_ref()),
+                    is_transient_code(code),
+                ));
             }
-            "error" => return Err(Failure::provider(error_event_text(&event))),
+            "error" => {
+                let code = event
+                    .code
+                    .as_ref()
+                    .or_else(|| event.error.as_ref().and_then(|e| e.get("code")));
+                return Err(Failure::in_stream(
+                    error_event_text(&event),
+                    is_transient_code(code),
+                ));
+            }
             _ => {}
         }
         Ok(Flow::Continue)
@@ -443,6 +460,14 @@ fn rest_of(raw: &str, full: &str) -> Option<String> {
             None
         }
     }
+}
+
+/// Whether a Responses error code says the failure is transient.
+fn is_transient_code(code: Option<&Value>) -> bool {
+    matches!(
+        code.and_then(Value::as_str),
+        Some("server_error" | "rate_limit_exceeded" | "server_is_overloaded")
+    )
 }
 
 fn failed_text(response: Option<&ResponseObject>) -> String {
