@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use oxpi_ai::{
     ApiKey, AssistantMessage, AssistantMessageEventStream, Context, Message, Model, StreamOptions,
-    ToolCall, ToolResultMessage,
+    ToolCall,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -111,23 +111,6 @@ impl ToolOutcome {
 /// `Err(text)` ends the run with that error before anything is sent.
 pub type GetApiKeyFn =
     Arc<dyn Fn(&str) -> BoxFuture<'static, Result<Option<ApiKey>, String>> + Send + Sync>;
-
-/// Called after each turn (once `turn_end` is emitted); `true` ends the run there, without
-/// another request and before queued messages are taken (pi's `shouldStopAfterTurn`).
-pub type ShouldStopAfterTurnFn = Arc<dyn Fn(TurnSummary) -> BoxFuture<'static, bool> + Send + Sync>;
-
-/// What a [`ShouldStopAfterTurnFn`] sees.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnSummary {
-    /// The assistant message of the turn.
-    pub message: AssistantMessage,
-    /// The turn's tool results, in call order.
-    pub tool_results: Vec<ToolResultMessage>,
-    /// The whole history after the turn.
-    pub messages: Arc<Vec<Message>>,
-    /// Messages this run has added so far.
-    pub new_messages: Vec<Message>,
-}
 
 /// How queued steering or follow-up messages are taken (pi's `QueueMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -12,16 +12,20 @@ mod options;
 mod run_loop;
 mod tool;
 mod tool_calls;
+mod turn_hooks;
 
 pub use agent::{Agent, AgentError, PromptInput, Subscription};
 pub use event::AgentEvent;
 pub use hooks::{
     AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
-    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolOutcome, TransformContextFn,
-    TurnSummary,
+    QueueMode, StreamFn, ToolCallDecision, ToolOutcome, TransformContextFn,
 };
 pub use options::{AgentOptions, DEFAULT_MAX_TURNS};
 pub use tool::{
     AgentTool, AgentToolHandle, AgentToolResult, DynamicAgentTool, ToolCallFailure, ToolError,
     ToolExecution, ToolUpdateFn,
+};
+pub use turn_hooks::{
+    AgentContext, FinishTurnFn, PrepareNextTurnFn, PrepareNextTurnWithContextFn, PrepareRequestFn,
+    RequestContext, RequestUpdate, TurnAction, TurnContext, TurnUpdate,
 };

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::hooks::{guarded, AfterToolCall, BeforeToolCall, ToolCallDecision, ToolOutcome};
-use crate::inner::{append, Inner};
+use crate::inner::{append, Inner, Run};
 use crate::tool::{AgentToolHandle, AgentToolResult, ToolCallFailure, ToolExecution, ToolUpdateFn};
 
 const NOT_EXECUTED_ABORTED: &str = "Tool call was not executed: the request was aborted";
@@ -36,12 +36,12 @@ pub(crate) async fn execute_tool_calls(
     assistant: &AssistantMessage,
     calls: &[ToolCall],
     cancel: &CancellationToken,
-    added: &mut Vec<Message>,
+    run: &mut Run,
 ) -> (Vec<ToolResultMessage>, bool) {
     if calls.is_empty() {
         return (Vec::new(), false);
     }
-    let tools = inner.state().tools.clone();
+    let tools = run.tools(inner);
     // As pi: one sequential tool in the batch makes the whole batch sequential.
     let sequential = inner.tool_execution == ToolExecution::Sequential
         || calls.iter().any(|call| {
@@ -58,7 +58,7 @@ pub(crate) async fn execute_tool_calls(
             let outcomes = run_batch(inner, vec![(call, prepared)], cancel).await;
             terminate &= outcomes.iter().all(|o| o.result.terminate);
             for result in to_results(std::slice::from_ref(call), outcomes) {
-                append(inner, added, Message::ToolResult(result.clone())).await;
+                append(inner, run, Message::ToolResult(result.clone())).await;
                 results.push(result);
             }
         }
@@ -71,7 +71,7 @@ pub(crate) async fn execute_tool_calls(
         let outcomes = run_batch(inner, jobs, cancel).await;
         terminate &= outcomes.iter().all(|o| o.result.terminate);
         for result in to_results(calls, outcomes) {
-            append(inner, added, Message::ToolResult(result.clone())).await;
+            append(inner, run, Message::ToolResult(result.clone())).await;
             results.push(result);
         }
     }
