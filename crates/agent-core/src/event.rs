@@ -85,6 +85,9 @@ pub enum AgentEvent {
         result: AgentToolResult,
         /// True when it failed.
         is_error: bool,
+        /// Milliseconds the tool ran; absent when it did not run (refused).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
 }
 

@@ -184,13 +184,6 @@ impl Run {
         )
     }
 
-    /// The tools of this run.
-    pub(crate) fn tools(&self, inner: &Inner) -> Vec<AgentToolHandle> {
-        self.tools
-            .clone()
-            .unwrap_or_else(|| inner.state().tools.clone())
-    }
-
     /// The model the next request goes to.
     pub(crate) fn model(&self, inner: &Inner) -> Model {
         self.model

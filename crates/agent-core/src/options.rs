@@ -10,8 +10,8 @@ use oxpi_ai::{
 };
 
 use crate::hooks::{
-    AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
-    QueueMode, StreamFn, ToolCallDecision, ToolOutcome, TransformContextFn,
+    AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,
+    ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, TransformContextFn,
 };
 use crate::tool::{AgentToolHandle, ToolExecution};
 use crate::turn_hooks::{
@@ -42,7 +42,7 @@ pub const DEFAULT_MAX_TURNS: usize = 200;
 ///     .with_stream_options(StreamOptions::default().with_max_retries(0))
 ///     .with_before_tool_call(|call| async move {
 ///         if call.tool_call.name == "bash" {
-///             ToolCallDecision::Block { reason: "no shell here".into() }
+///             ToolCallDecision::block("no shell here")
 ///         } else {
 ///             ToolCallDecision::Allow
 ///         }
@@ -198,11 +198,12 @@ impl AgentOptions {
         self
     }
 
-    /// Sees, and may replace, each tool call's result (see [`AfterToolCallFn`]).
+    /// Sees, and may change field by field, each executed tool call's result (see
+    /// [`AfterToolCallFn`]).
     pub fn with_after_tool_call<F, Fut>(mut self, after: F) -> Self
     where
         F: Fn(AfterToolCall) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Option<ToolOutcome>> + Send + 'static,
+        Fut: std::future::Future<Output = Option<AfterToolCallResult>> + Send + 'static,
     {
         self.after_tool_call = Some(Arc::new(move |call| after(call).boxed()));
         self

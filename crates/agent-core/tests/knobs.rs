@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use common::*;
 use oxpi_agent_core::{
-    Agent, AgentOptions, AgentTool, AgentToolResult, QueueMode, ToolError, ToolExecution,
-    ToolOutcome, ToolUpdateFn,
+    AfterToolCallResult, Agent, AgentOptions, AgentTool, AgentToolResult, QueueMode, ToolError,
+    ToolExecution, ToolUpdateFn,
 };
 use oxpi_ai::faux::FauxReply;
 use oxpi_ai::{ApiKey, Message, StopReason, StreamOptions};
@@ -247,7 +247,8 @@ async fn terminate_needs_every_result_of_the_batch() {
     faux.push(FauxReply::text("never asked"));
     let mut options = options(&faux).with_tool(handle(ReadTool::default()));
     options.after_tool_call = Some(Arc::new(|seen| {
-        Box::pin(async move { Some(ToolOutcome::new(seen.result.terminating(), seen.is_error)) })
+        let _ = seen;
+        Box::pin(async move { Some(AfterToolCallResult::new().with_terminate(true)) })
     }));
     let agent = Agent::new(options);
     agent.prompt("go").await.unwrap();
