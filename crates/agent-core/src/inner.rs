@@ -19,6 +19,7 @@ use crate::hooks::{
     TransformContextFn,
 };
 use crate::options::AgentOptions;
+use crate::retry::RetryPolicy;
 use crate::tool::{AgentToolHandle, ToolExecution};
 use crate::turn_hooks::{
     AgentContext, FinishTurnFn, PrepareNextTurnFn, PrepareNextTurnWithContextFn, PrepareRequestFn,
@@ -65,6 +66,7 @@ pub(crate) struct Inner {
     pub(crate) after_tool_call: Option<AfterToolCallFn>,
     pub(crate) get_api_key: Option<GetApiKeyFn>,
     pub(crate) finish_turn: Option<FinishTurnFn>,
+    pub(crate) retry: Option<RetryPolicy>,
     pub(crate) prepare_request: Option<PrepareRequestFn>,
     pub(crate) prepare_next_turn: Option<PrepareNextTurnFn>,
     pub(crate) prepare_next_turn_with_context: Option<PrepareNextTurnWithContextFn>,
@@ -120,6 +122,7 @@ impl Inner {
             after_tool_call: options.after_tool_call,
             get_api_key: options.get_api_key,
             finish_turn: options.finish_turn,
+            retry: options.retry,
             prepare_request: options.prepare_request,
             prepare_next_turn: options.prepare_next_turn,
             prepare_next_turn_with_context: options.prepare_next_turn_with_context,

@@ -9,6 +9,7 @@ mod event;
 mod hooks;
 mod inner;
 mod options;
+mod retry;
 mod run_loop;
 mod tool;
 mod tool_calls;
@@ -23,6 +24,7 @@ pub use hooks::{
     TransformContextFn,
 };
 pub use options::{AgentOptions, DEFAULT_MAX_TURNS};
+pub use retry::{is_retryable_assistant_error, RetryPolicy, DEFAULT_MAX_RETRY_DELAY};
 pub use tool::{
     AgentTool, AgentToolHandle, AgentToolResult, DynamicAgentTool, Replay, ToolCallFailure,
     ToolError, ToolExecution, ToolUpdateFn,

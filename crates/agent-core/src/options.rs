@@ -13,6 +13,7 @@ use crate::hooks::{
     AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,
     ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, TransformContextFn,
 };
+use crate::retry::RetryPolicy;
 use crate::tool::{AgentToolHandle, ToolExecution};
 use crate::turn_hooks::{
     FinishTurnFn, PrepareNextTurnFn, PrepareNextTurnWithContextFn, PrepareRequestFn,
@@ -91,6 +92,9 @@ pub struct AgentOptions {
     pub prepare_next_turn: Option<PrepareNextTurnFn>,
     /// See [`PrepareNextTurnWithContextFn`] (called instead of `prepare_next_turn` when set).
     pub prepare_next_turn_with_context: Option<PrepareNextTurnWithContextFn>,
+    /// Retries a failed turn before its tools ran (see [`RetryPolicy`]); `None` (the default,
+    /// as pi-agent-core) never retries a turn.
+    pub retry: Option<RetryPolicy>,
     /// How steering messages are taken (default one at a time, as pi).
     pub steering_mode: QueueMode,
     /// How follow-up messages are taken (default one at a time, as pi).
@@ -131,6 +135,7 @@ impl AgentOptions {
             prepare_request: None,
             prepare_next_turn: None,
             prepare_next_turn_with_context: None,
+            retry: None,
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
         }
@@ -289,6 +294,12 @@ impl AgentOptions {
     {
         self.prepare_next_turn_with_context =
             Some(Arc::new(move |turn, cancel| prepare(turn, cancel).boxed()));
+        self
+    }
+
+    /// Retries failed turns under `policy` (see [`RetryPolicy`]).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
         self
     }
 

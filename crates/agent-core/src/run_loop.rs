@@ -14,13 +14,15 @@ use std::sync::Arc;
 use futures::StreamExt;
 use oxpi_ai::registry::panic_text;
 use oxpi_ai::{
-    AssistantMessage, AssistantMessageEvent, Context, Message, SharedPartial, StopReason, ToolCall,
+    is_context_overflow, AssistantMessage, AssistantMessageEvent, Context, FailureKind, Message,
+    SharedPartial, StopReason, ToolCall,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::hooks::{guarded, QueueMode};
 use crate::inner::{append, append_silently, lock, Inner, Run};
+use crate::retry::is_retryable_assistant_error;
 use crate::tool_calls::execute_tool_calls;
 use crate::turn_hooks::{RequestContext, TurnAction, TurnContext, TurnUpdate};
 
@@ -68,13 +70,7 @@ async fn run_turns(
             append(inner, run, message).await;
         }
         turns += 1;
-        let assistant = stream_reply(inner, run, cancel).await;
-        append_silently(inner, run, Message::Assistant(assistant.clone()));
-        inner
-            .emit(AgentEvent::MessageEnd {
-                message: Message::Assistant(assistant.clone()),
-            })
-            .await;
+        let assistant = reply_with_retries(inner, run, cancel).await;
 
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
         let (results, terminate) = execute_tool_calls(inner, &assistant, &calls, cancel, run).await;
@@ -178,6 +174,90 @@ async fn run_turns(
         }
         pending.extend(next);
     }
+}
+
+/// The turn's reply, appended to the history with its `message_end`. Under a retry policy a
+/// retryable failure is emitted (`message_end`) but not kept, and the request is made again
+/// after the policy's wait; the tools of a failed reply never ran, so nothing is repeated.
+async fn reply_with_retries(
+    inner: &Inner,
+    run: &mut Run,
+    cancel: &CancellationToken,
+) -> AssistantMessage {
+    let mut attempt = 0u32;
+    loop {
+        let reply = stream_reply(inner, run, cancel).await;
+        let context_window = run.model(inner).context_window;
+        let policy = inner.retry.filter(|policy| {
+            attempt < policy.max_retries
+                && is_retryable_assistant_error(&reply)
+                && !is_context_overflow(&reply, Some(context_window))
+        });
+        let Some(policy) = policy else {
+            keep_reply(inner, run, &reply).await;
+            if attempt > 0 {
+                let failed = reply.stop_reason == StopReason::Error;
+                inner
+                    .emit(AgentEvent::AutoRetryEnd {
+                        success: !matches!(
+                            reply.stop_reason,
+                            StopReason::Error | StopReason::Aborted
+                        ),
+                        attempt,
+                        final_error: failed.then(|| reply.error_message.clone()).flatten(),
+                    })
+                    .await;
+            }
+            return reply;
+        };
+        inner
+            .emit(AgentEvent::MessageEnd {
+                message: Message::Assistant(reply.clone()),
+            })
+            .await;
+        attempt += 1;
+        let delay = policy.delay(attempt);
+        inner
+            .emit(AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts: policy.max_retries,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                error_message: reply.error_message.clone().unwrap_or_default(),
+            })
+            .await;
+        let waited = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => false,
+            _ = tokio::time::sleep(delay) => true,
+        };
+        if !waited {
+            // Aborted while waiting: the failed reply stays, as aborted (pi's retryAssistantCall).
+            let mut aborted = reply;
+            aborted.stop_reason = StopReason::Aborted;
+            aborted.error_message = Some(ABORTED.to_string());
+            aborted.failure_kind = Some(FailureKind::Aborted);
+            append_silently(inner, run, Message::Assistant(aborted.clone()));
+            inner
+                .emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some("Retry cancelled".to_string()),
+                })
+                .await;
+            return aborted;
+        }
+        inner.emit(AgentEvent::RetryAttemptStart { attempt }).await;
+    }
+}
+
+/// Appends the turn's reply and emits its `message_end`.
+async fn keep_reply(inner: &Inner, run: &mut Run, reply: &AssistantMessage) {
+    append_silently(inner, run, Message::Assistant(reply.clone()));
+    inner
+        .emit(AgentEvent::MessageEnd {
+            message: Message::Assistant(reply.clone()),
+        })
+        .await;
 }
 
 /// Calls the next-turn hook, the one with context first.
