@@ -139,9 +139,9 @@ async fn run_turns(
         if next.is_empty() && !wants_more && decision != Some(TurnAction::Continue) {
             return None;
         }
-        let stop = if cancel.is_cancelled() {
-            Some(ABORTED.to_string())
-        } else if turns >= inner.max_turns {
+        // After an abort the next turn still starts and ends at once as `aborted`, without a
+        // request (pi 1.6): the run's last message says it was aborted.
+        let stop = if !cancel.is_cancelled() && turns >= inner.max_turns {
             Some(max_turns_text(inner.max_turns, wants_more, next.len()))
         } else {
             None
