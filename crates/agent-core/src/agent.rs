@@ -13,6 +13,8 @@ use crate::hooks::QueueMode;
 use crate::inner::{lock, Inner, Listener};
 use crate::options::AgentOptions;
 use crate::tool::AgentToolHandle;
+use crate::tool_run::RunToolCallOptions;
+use crate::turn_hooks::AgentContext;
 
 /// Misuse of the agent (run failures are in the history and [`Agent::error_message`], not here).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -20,6 +22,9 @@ pub enum AgentError {
     /// A run is in progress.
     #[error("Agent is already processing a prompt. Use steer() or follow_up() to queue messages, or wait_for_idle().")]
     Busy,
+    /// `reset` while a run is in progress (pi's text).
+    #[error("Agent is already processing. Wait for completion before resetting.")]
+    BusyResetting,
     /// `continue_` with an empty history.
     #[error("No messages to continue from")]
     NoMessages,
@@ -250,6 +255,62 @@ impl Agent {
     pub fn clear_all_queues(&self) {
         self.clear_steering_queue();
         self.clear_follow_up_queue();
+    }
+
+    /// What the next drain of the queues would take, without taking it (pi's
+    /// `peekQueuedMessages`): the steering queue's selection (the oldest message, or all in
+    /// [`QueueMode::All`]) when it holds any, else the follow-up queue's.
+    pub fn peek_queued_messages(&self) -> Vec<Message> {
+        let (steering_mode, follow_up_mode) = {
+            let state = self.inner.state();
+            (state.steering_mode, state.follow_up_mode)
+        };
+        let peek = |queue: &std::sync::Mutex<std::collections::VecDeque<Message>>, mode| {
+            let queue = lock(queue);
+            match mode {
+                QueueMode::All => queue.iter().cloned().collect::<Vec<_>>(),
+                QueueMode::OneAtATime => queue.front().cloned().into_iter().collect(),
+            }
+        };
+        let steering = peek(&self.inner.steering, steering_mode);
+        if steering.is_empty() {
+            peek(&self.inner.follow_ups, follow_up_mode)
+        } else {
+            steering
+        }
+    }
+
+    /// Empties the history, both queues and the last error (pi's `reset`). Refused while a run
+    /// is in progress.
+    pub fn reset(&self) -> Result<(), AgentError> {
+        {
+            let mut state = self.inner.state();
+            if state.is_streaming {
+                return Err(AgentError::BusyResetting);
+            }
+            state.messages = Arc::new(Vec::new());
+            state.error_message = None;
+            state.streaming_message = SharedPartial::default();
+            state.pending_tool_calls.clear();
+        }
+        self.clear_all_queues();
+        Ok(())
+    }
+
+    /// Options for [`run_tool_call`](crate::run_tool_call) with this agent's tools, hooks and
+    /// history as context, and `assistant_message` as the calls' origin: a tool holding a clone
+    /// of the agent can run other tools through the same validation and hooks.
+    pub fn tool_call_options(&self, assistant_message: AssistantMessage) -> RunToolCallOptions {
+        let (tools, messages) = {
+            let state = self.inner.state();
+            (state.tools.clone(), state.messages.clone())
+        };
+        let cancel = lock(&self.inner.cancel).child_token();
+        RunToolCallOptions::new(tools.clone(), assistant_message)
+            .with_context(AgentContext::new(messages, tools))
+            .with_cancel(cancel)
+            .with_before_tool_call(self.inner.before_tool_call.clone())
+            .with_after_tool_call(self.inner.after_tool_call.clone())
     }
 
     /// True when a steering or follow-up message is waiting.

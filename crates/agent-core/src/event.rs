@@ -85,6 +85,38 @@ pub enum AgentEvent {
         result: AgentToolResult,
         /// True when it failed.
         is_error: bool,
+        /// Milliseconds the tool ran; absent when it did not run (refused).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    /// A failed reply will be retried after `delay_ms` (pi's coding-agent session event
+    /// `auto_retry_start`; see [`RetryPolicy`](crate::RetryPolicy)). The failed reply had its
+    /// `message_end` but is not kept in the history.
+    AutoRetryStart {
+        /// Which retry this is (1 for the first).
+        attempt: u32,
+        /// The policy's most retries.
+        max_attempts: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// Why the reply failed.
+        error_message: String,
+    },
+    /// The wait is over and the retried request starts (pi-ai's `onRetryAttemptStart`).
+    RetryAttemptStart {
+        /// Which retry this is.
+        attempt: u32,
+    },
+    /// The retries of a turn are over (pi's `auto_retry_end`): a reply that did not fail
+    /// (`success`), or the last failure, or an abort while waiting (`Retry cancelled`).
+    AutoRetryEnd {
+        /// True when a retried reply did not fail.
+        success: bool,
+        /// The last retry made.
+        attempt: u32,
+        /// Why the turn still failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
     },
 }
 

@@ -5,11 +5,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use oxpi_ai::{
     ApiKey, AssistantMessage, AssistantMessageEventStream, Context, Message, Model, StreamOptions,
-    ToolCall, ToolResultMessage,
+    ToolCall, Usage, UserContent,
 };
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::tool::AgentToolResult;
+use crate::turn_hooks::AgentContext;
 
 /// Starts one model request. The default uses oxpi-ai's built-in providers; tests and
 /// applications swap it (e.g. a registry holding the faux provider).
@@ -43,42 +45,163 @@ pub struct BeforeToolCall {
     pub tool_call: ToolCall,
     /// The arguments after validation (coerced and normalized, as the tool will get them).
     pub args: serde_json::Map<String, serde_json::Value>,
+    /// The run's context: its messages (the assistant message included) and tools.
+    pub context: AgentContext,
     /// Cancelled when the run is aborted.
     pub cancel: CancellationToken,
 }
 
-/// Sees (and may replace) each tool call's result. Raced against the run's abort like
-/// [`BeforeToolCallFn`]: after `abort()` the call ends as aborted at once.
+/// Sees (and may change, field by field: [`AfterToolCallResult`]) each executed tool call's
+/// result; not called for refused calls (unknown tool, invalid arguments, blocked). Raced
+/// against the run's abort like [`BeforeToolCallFn`]: after `abort()` the call ends as aborted
+/// at once.
 pub type AfterToolCallFn =
-    Arc<dyn Fn(AfterToolCall) -> BoxFuture<'static, Option<ToolOutcome>> + Send + Sync>;
+    Arc<dyn Fn(AfterToolCall) -> BoxFuture<'static, Option<AfterToolCallResult>> + Send + Sync>;
 
-/// The answer of a [`BeforeToolCallFn`].
+/// The answer of a [`BeforeToolCallFn`] (pi's `BeforeToolCallResult`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolCallDecision {
     /// Run it.
     Allow,
     /// Do not run it; the model gets an error result with this reason.
     Block {
-        /// Sent to the model.
+        /// Sent to the model; empty means pi's `Tool execution was blocked`.
         reason: String,
+        /// The blocked result asks the run to stop after the batch (see
+        /// [`AgentToolResult::terminate`]).
+        terminate: bool,
     },
 }
 
-/// What an [`AfterToolCallFn`] sees.
+impl ToolCallDecision {
+    /// Blocks the call with this reason.
+    pub fn block(reason: impl Into<String>) -> Self {
+        Self::Block {
+            reason: reason.into(),
+            terminate: false,
+        }
+    }
+
+    /// Blocks the call with this reason and asks the run to stop after the batch.
+    pub fn block_and_terminate(reason: impl Into<String>) -> Self {
+        Self::Block {
+            reason: reason.into(),
+            terminate: true,
+        }
+    }
+}
+
+/// What an [`AfterToolCallFn`] sees (pi's `AfterToolCallContext`).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AfterToolCall {
+    /// The assistant message that asked for the call.
+    pub assistant_message: AssistantMessage,
     /// The call.
     pub tool_call: ToolCall,
-    /// Its result.
+    /// The validated arguments the tool got.
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Its result, as the tool returned it.
     pub result: AgentToolResult,
     /// Whether it is an error.
     pub is_error: bool,
+    /// The run's context: its messages and tools.
+    pub context: AgentContext,
     /// Cancelled when the run is aborted.
     pub cancel: CancellationToken,
 }
 
-/// A tool call's result and whether it is an error.
+/// What an [`AfterToolCallFn`] changes (pi's `AfterToolCallResult`), field by field: a field
+/// left `None` keeps the tool's value, except `structured_content`, which is dropped when
+/// `content` is replaced without it (it may no longer match).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct AfterToolCallResult {
+    /// New content for the model.
+    pub content: Option<Vec<UserContent>>,
+    /// New details.
+    pub details: Option<Value>,
+    /// Whether the result is an error.
+    pub is_error: Option<bool>,
+    /// New usage.
+    pub usage: Option<Usage>,
+    /// Whether the result asks the run to stop after the batch.
+    pub terminate: Option<bool>,
+    /// New structured content.
+    pub structured_content: Option<Value>,
+}
+
+impl AfterToolCallResult {
+    /// Changes nothing (yet).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the content (and drops the structured content unless it is replaced too).
+    pub fn with_content(mut self, content: Vec<UserContent>) -> Self {
+        self.content = Some(content);
+        self
+    }
+
+    /// Replaces the details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Makes the result an error, or not.
+    pub fn with_is_error(mut self, is_error: bool) -> Self {
+        self.is_error = Some(is_error);
+        self
+    }
+
+    /// Replaces the usage.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// Sets whether the result asks the run to stop after the batch.
+    pub fn with_terminate(mut self, terminate: bool) -> Self {
+        self.terminate = Some(terminate);
+        self
+    }
+
+    /// Replaces the structured content.
+    pub fn with_structured_content(mut self, structured_content: Value) -> Self {
+        self.structured_content = Some(structured_content);
+        self
+    }
+
+    /// The outcome with these changes applied (pi's merge).
+    pub fn apply(self, mut outcome: ToolOutcome) -> ToolOutcome {
+        let result = &mut outcome.result;
+        match (self.structured_content, self.content.is_some()) {
+            (Some(structured), _) => result.structured_content = Some(structured),
+            (None, true) => result.structured_content = None,
+            (None, false) => {}
+        }
+        if let Some(content) = self.content {
+            result.content = content;
+        }
+        if let Some(details) = self.details {
+            result.details = Some(details);
+        }
+        if let Some(usage) = self.usage {
+            result.usage = Some(usage);
+        }
+        if let Some(terminate) = self.terminate {
+            result.terminate = terminate;
+        }
+        if let Some(is_error) = self.is_error {
+            outcome.is_error = is_error;
+        }
+        outcome
+    }
+}
+
+/// A tool call's result, whether it is an error, and how long the tool ran (pi's
+/// `AgentToolCallOutcome`).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ToolOutcome {
@@ -86,12 +209,18 @@ pub struct ToolOutcome {
     pub result: AgentToolResult,
     /// Whether it is an error.
     pub is_error: bool,
+    /// Milliseconds the tool ran; `None` when it did not run (refused).
+    pub duration_ms: Option<u64>,
 }
 
 impl ToolOutcome {
     /// `result`, an error when `is_error`.
     pub fn new(result: AgentToolResult, is_error: bool) -> Self {
-        Self { result, is_error }
+        Self {
+            result,
+            is_error,
+            duration_ms: None,
+        }
     }
 
     /// A successful `result`.
@@ -111,23 +240,6 @@ impl ToolOutcome {
 /// `Err(text)` ends the run with that error before anything is sent.
 pub type GetApiKeyFn =
     Arc<dyn Fn(&str) -> BoxFuture<'static, Result<Option<ApiKey>, String>> + Send + Sync>;
-
-/// Called after each turn (once `turn_end` is emitted); `true` ends the run there, without
-/// another request and before queued messages are taken (pi's `shouldStopAfterTurn`).
-pub type ShouldStopAfterTurnFn = Arc<dyn Fn(TurnSummary) -> BoxFuture<'static, bool> + Send + Sync>;
-
-/// What a [`ShouldStopAfterTurnFn`] sees.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnSummary {
-    /// The assistant message of the turn.
-    pub message: AssistantMessage,
-    /// The turn's tool results, in call order.
-    pub tool_results: Vec<ToolResultMessage>,
-    /// The whole history after the turn.
-    pub messages: Arc<Vec<Message>>,
-    /// Messages this run has added so far.
-    pub new_messages: Vec<Message>,
-}
 
 /// How queued steering or follow-up messages are taken (pi's `QueueMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -15,11 +15,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::hooks::{
-    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode,
-    ShouldStopAfterTurnFn, StreamFn, TransformContextFn,
+    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn,
+    TransformContextFn,
 };
 use crate::options::AgentOptions;
+use crate::retry::RetryPolicy;
 use crate::tool::{AgentToolHandle, ToolExecution};
+use crate::turn_hooks::{
+    AgentContext, FinishTurnFn, PrepareNextTurnFn, PrepareNextTurnWithContextFn, PrepareRequestFn,
+};
 
 /// What the agent holds: the conversation and its settings, behind [`Inner::state`].
 pub(crate) struct State {
@@ -61,7 +65,11 @@ pub(crate) struct Inner {
     pub(crate) before_tool_call: Option<BeforeToolCallFn>,
     pub(crate) after_tool_call: Option<AfterToolCallFn>,
     pub(crate) get_api_key: Option<GetApiKeyFn>,
-    pub(crate) should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
+    pub(crate) finish_turn: Option<FinishTurnFn>,
+    pub(crate) retry: Option<RetryPolicy>,
+    pub(crate) prepare_request: Option<PrepareRequestFn>,
+    pub(crate) prepare_next_turn: Option<PrepareNextTurnFn>,
+    pub(crate) prepare_next_turn_with_context: Option<PrepareNextTurnWithContextFn>,
     pub(crate) listeners: Mutex<Vec<(u64, Listener)>>,
     pub(crate) next_listener: AtomicU64,
     pub(crate) steering: Mutex<VecDeque<Message>>,
@@ -113,7 +121,11 @@ impl Inner {
             before_tool_call: options.before_tool_call,
             after_tool_call: options.after_tool_call,
             get_api_key: options.get_api_key,
-            should_stop_after_turn: options.should_stop_after_turn,
+            finish_turn: options.finish_turn,
+            retry: options.retry,
+            prepare_request: options.prepare_request,
+            prepare_next_turn: options.prepare_next_turn,
+            prepare_next_turn_with_context: options.prepare_next_turn_with_context,
             listeners: Mutex::new(Vec::new()),
             next_listener: AtomicU64::new(0),
             steering: Mutex::new(VecDeque::new()),
@@ -151,19 +163,79 @@ impl Inner {
     }
 }
 
+/// What one run holds beside the agent's state: the messages it added, and what hooks replaced
+/// for the rest of the run (context, tools, model, reasoning level).
+#[derive(Default)]
+pub(crate) struct Run {
+    pub(crate) added: Vec<Message>,
+    /// A context a hook installed; the run's messages go to it as well as to the history.
+    pub(crate) messages: Option<Arc<Vec<Message>>>,
+    pub(crate) tools: Option<Vec<AgentToolHandle>>,
+    pub(crate) model: Option<Model>,
+    pub(crate) thinking_level: Option<Option<ReasoningLevel>>,
+}
+
+impl Run {
+    /// The context the next request is built from.
+    pub(crate) fn context(&self, inner: &Inner) -> AgentContext {
+        let state = inner.state();
+        AgentContext::new(
+            self.messages
+                .clone()
+                .unwrap_or_else(|| state.messages.clone()),
+            self.tools.clone().unwrap_or_else(|| state.tools.clone()),
+        )
+    }
+
+    /// The model the next request goes to.
+    pub(crate) fn model(&self, inner: &Inner) -> Model {
+        self.model
+            .clone()
+            .unwrap_or_else(|| inner.state().model.clone())
+    }
+
+    /// The reasoning level of the next request.
+    pub(crate) fn thinking_level(&self, inner: &Inner) -> Option<ReasoningLevel> {
+        self.thinking_level
+            .unwrap_or_else(|| inner.state().thinking_level)
+    }
+
+    /// Takes a hook's replacements for the rest of the run.
+    pub(crate) fn replace(
+        &mut self,
+        context: Option<AgentContext>,
+        model: Option<Model>,
+        thinking_level: Option<Option<ReasoningLevel>>,
+    ) {
+        if let Some(context) = context {
+            self.messages = Some(context.messages);
+            self.tools = Some(context.tools);
+        }
+        if model.is_some() {
+            self.model = model;
+        }
+        if thinking_level.is_some() {
+            self.thinking_level = thinking_level;
+        }
+    }
+}
+
 /// Appends to the history and emits `message_start` / `message_end`.
-pub(crate) async fn append(inner: &Inner, added: &mut Vec<Message>, message: Message) {
+pub(crate) async fn append(inner: &Inner, run: &mut Run, message: Message) {
     inner
         .emit(AgentEvent::MessageStart {
             message: message.clone(),
         })
         .await;
-    append_silently(inner, added, message.clone());
+    append_silently(inner, run, message.clone());
     inner.emit(AgentEvent::MessageEnd { message }).await;
 }
 
-/// Appends to the history (and to this run's `added`) without events.
-pub(crate) fn append_silently(inner: &Inner, added: &mut Vec<Message>, message: Message) {
-    added.push(message.clone());
+/// Appends to the history (and to this run's messages and context) without events.
+pub(crate) fn append_silently(inner: &Inner, run: &mut Run, message: Message) {
+    run.added.push(message.clone());
+    if let Some(messages) = &mut run.messages {
+        Arc::make_mut(messages).push(message.clone());
+    }
     Arc::make_mut(&mut inner.state().messages).push(message);
 }

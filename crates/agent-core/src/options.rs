@@ -10,10 +10,15 @@ use oxpi_ai::{
 };
 
 use crate::hooks::{
-    AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn,
-    QueueMode, ShouldStopAfterTurnFn, StreamFn, ToolCallDecision, ToolOutcome, TransformContextFn,
+    AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,
+    ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, TransformContextFn,
 };
+use crate::retry::RetryPolicy;
 use crate::tool::{AgentToolHandle, ToolExecution};
+use crate::turn_hooks::{
+    FinishTurnFn, PrepareNextTurnFn, PrepareNextTurnWithContextFn, PrepareRequestFn,
+    RequestContext, RequestUpdate, TurnAction, TurnContext, TurnUpdate,
+};
 use tokio_util::sync::CancellationToken;
 
 /// Default limit on model requests per run.
@@ -38,7 +43,7 @@ pub const DEFAULT_MAX_TURNS: usize = 200;
 ///     .with_stream_options(StreamOptions::default().with_max_retries(0))
 ///     .with_before_tool_call(|call| async move {
 ///         if call.tool_call.name == "bash" {
-///             ToolCallDecision::Block { reason: "no shell here".into() }
+///             ToolCallDecision::block("no shell here")
 ///         } else {
 ///             ToolCallDecision::Allow
 ///         }
@@ -79,8 +84,17 @@ pub struct AgentOptions {
     pub session_id: Option<String>,
     /// See [`GetApiKeyFn`].
     pub get_api_key: Option<GetApiKeyFn>,
-    /// See [`ShouldStopAfterTurnFn`].
-    pub should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
+    /// See [`FinishTurnFn`].
+    pub finish_turn: Option<FinishTurnFn>,
+    /// See [`PrepareRequestFn`].
+    pub prepare_request: Option<PrepareRequestFn>,
+    /// See [`PrepareNextTurnFn`].
+    pub prepare_next_turn: Option<PrepareNextTurnFn>,
+    /// See [`PrepareNextTurnWithContextFn`] (called instead of `prepare_next_turn` when set).
+    pub prepare_next_turn_with_context: Option<PrepareNextTurnWithContextFn>,
+    /// Retries a failed turn before its tools ran (see [`RetryPolicy`]); `None` (the default,
+    /// as pi-agent-core) never retries a turn.
+    pub retry: Option<RetryPolicy>,
     /// How steering messages are taken (default one at a time, as pi).
     pub steering_mode: QueueMode,
     /// How follow-up messages are taken (default one at a time, as pi).
@@ -117,7 +131,11 @@ impl AgentOptions {
             after_tool_call: None,
             session_id: None,
             get_api_key: None,
-            should_stop_after_turn: None,
+            finish_turn: None,
+            prepare_request: None,
+            prepare_next_turn: None,
+            prepare_next_turn_with_context: None,
+            retry: None,
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
         }
@@ -185,11 +203,12 @@ impl AgentOptions {
         self
     }
 
-    /// Sees, and may replace, each tool call's result (see [`AfterToolCallFn`]).
+    /// Sees, and may change field by field, each executed tool call's result (see
+    /// [`AfterToolCallFn`]).
     pub fn with_after_tool_call<F, Fut>(mut self, after: F) -> Self
     where
         F: Fn(AfterToolCall) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Option<ToolOutcome>> + Send + 'static,
+        Fut: std::future::Future<Output = Option<AfterToolCallResult>> + Send + 'static,
     {
         self.after_tool_call = Some(Arc::new(move |call| after(call).boxed()));
         self
@@ -220,14 +239,67 @@ impl AgentOptions {
         self
     }
 
-    /// Ends the run after a turn when `should_stop(summary)` says so (see
-    /// [`ShouldStopAfterTurnFn`]).
-    pub fn with_should_stop_after_turn<F, Fut>(mut self, should_stop: F) -> Self
+    /// Decides after every turn whether the run ends or makes another request (see
+    /// [`FinishTurnFn`]).
+    ///
+    /// ```
+    /// use oxpi_agent_core::{AgentOptions, TurnAction};
+    /// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+    /// // End the run once the history is long, even if the model still calls tools.
+    /// let options = AgentOptions::new(model).with_finish_turn(|turn, _cancel| async move {
+    ///     (turn.context.messages.len() > 200).then_some(TurnAction::End)
+    /// });
+    /// assert!(options.finish_turn.is_some());
+    /// ```
+    pub fn with_finish_turn<F, Fut>(mut self, finish_turn: F) -> Self
     where
-        F: Fn(crate::hooks::TurnSummary) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = bool> + Send + 'static,
+        F: Fn(TurnContext, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Option<TurnAction>> + Send + 'static,
     {
-        self.should_stop_after_turn = Some(Arc::new(move |turn| should_stop(turn).boxed()));
+        self.finish_turn = Some(Arc::new(move |turn, cancel| {
+            finish_turn(turn, cancel).boxed()
+        }));
+        self
+    }
+
+    /// Sees every request before it is made and may replace its context, model or reasoning
+    /// level for the rest of the run (see [`PrepareRequestFn`]).
+    pub fn with_prepare_request<F, Fut>(mut self, prepare: F) -> Self
+    where
+        F: Fn(RequestContext, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Option<RequestUpdate>> + Send + 'static,
+    {
+        self.prepare_request = Some(Arc::new(move |request, cancel| {
+            prepare(request, cancel).boxed()
+        }));
+        self
+    }
+
+    /// Prepares each turn after the first (see [`PrepareNextTurnFn`]).
+    pub fn with_prepare_next_turn<F, Fut>(mut self, prepare: F) -> Self
+    where
+        F: Fn(CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Option<TurnUpdate>> + Send + 'static,
+    {
+        self.prepare_next_turn = Some(Arc::new(move |cancel| prepare(cancel).boxed()));
+        self
+    }
+
+    /// Prepares each turn after the first, seeing the turn before (see
+    /// [`PrepareNextTurnWithContextFn`]).
+    pub fn with_prepare_next_turn_with_context<F, Fut>(mut self, prepare: F) -> Self
+    where
+        F: Fn(TurnContext, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Option<TurnUpdate>> + Send + 'static,
+    {
+        self.prepare_next_turn_with_context =
+            Some(Arc::new(move |turn, cancel| prepare(turn, cancel).boxed()));
+        self
+    }
+
+    /// Retries failed turns under `policy` (see [`RetryPolicy`]).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
         self
     }
 

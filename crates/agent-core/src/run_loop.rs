@@ -14,14 +14,17 @@ use std::sync::Arc;
 use futures::StreamExt;
 use oxpi_ai::registry::panic_text;
 use oxpi_ai::{
-    AssistantMessage, AssistantMessageEvent, Context, Message, SharedPartial, StopReason, ToolCall,
+    is_context_overflow, AssistantMessage, AssistantMessageEvent, Context, FailureKind, Message,
+    SharedPartial, StopReason, ToolCall,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
-use crate::hooks::{guarded, QueueMode, TurnSummary};
-use crate::inner::{append, append_silently, lock, Inner};
+use crate::hooks::{guarded, QueueMode};
+use crate::inner::{append, append_silently, lock, Inner, Run};
+use crate::retry::is_retryable_assistant_error;
 use crate::tool_calls::execute_tool_calls;
+use crate::turn_hooks::{RequestContext, TurnAction, TurnContext, TurnUpdate};
 
 const ABORTED: &str = "Request was aborted";
 
@@ -37,35 +40,53 @@ fn take_queued(queue: &std::sync::Mutex<VecDeque<Message>>, mode: QueueMode) -> 
 /// Runs until the model stops, the run is aborted, or the turn limit is reached.
 pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: CancellationToken) {
     inner.emit(AgentEvent::AgentStart).await;
-    let mut added: Vec<Message> = Vec::new();
+    let mut run = Run::default();
     let mut pending = prompt;
     let steering_mode = inner.state().steering_mode;
     pending.extend(take_queued(&inner.steering, steering_mode));
-    let mut turns = 0usize;
-    let mut error: Option<String> = None;
+    let error = run_turns(inner, &mut run, pending, &cancel).await;
+    if let Some(e) = &error {
+        inner.state().error_message = Some(e.clone());
+    }
+    inner
+        .emit(AgentEvent::AgentEnd {
+            messages: run.added,
+            error_message: error,
+        })
+        .await;
+}
 
+/// The turns of a run, in pi 1.6's order; returns why the run stopped early, if it did.
+async fn run_turns(
+    inner: &Inner,
+    run: &mut Run,
+    mut pending: Vec<Message>,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let mut turns = 0usize;
     loop {
         inner.emit(AgentEvent::TurnStart).await;
         for message in pending.drain(..) {
-            append(inner, &mut added, message).await;
+            append(inner, run, message).await;
         }
         turns += 1;
-        let assistant = stream_reply(inner, &cancel).await;
-        append_silently(inner, &mut added, Message::Assistant(assistant.clone()));
-        inner
-            .emit(AgentEvent::MessageEnd {
-                message: Message::Assistant(assistant.clone()),
-            })
-            .await;
+        let assistant = reply_with_retries(inner, run, cancel).await;
 
         let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
-        let (results, terminate) =
-            execute_tool_calls(inner, &assistant, &calls, &cancel, &mut added).await;
-        // Kept only for a should_stop_after_turn hook (results can be large).
-        let kept_results = inner
-            .should_stop_after_turn
-            .as_ref()
-            .map(|_| results.clone());
+        let (results, terminate) = execute_tool_calls(inner, &assistant, &calls, cancel, run).await;
+        let turn = (inner.finish_turn.is_some() || inner.prepare_next_turn_with_context.is_some())
+            .then(|| TurnContext {
+                message: assistant.clone(),
+                tool_results: results.clone(),
+                context: run.context(inner),
+                new_messages: run.added.clone(),
+            });
+        let decision = match (&inner.finish_turn, &turn) {
+            (Some(finish), Some(turn)) => {
+                guarded("finish_turn", finish(turn.clone(), cancel.clone())).await
+            }
+            _ => Ok(None),
+        };
         inner
             .emit(AgentEvent::TurnEnd {
                 message: Message::Assistant(assistant.clone()),
@@ -73,59 +94,38 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
             })
             .await;
 
+        // A failed turn ends the run, whatever finish_turn said.
         if matches!(
             assistant.stop_reason,
             StopReason::Error | StopReason::Aborted
         ) {
-            error = Some(assistant.error_message.clone().unwrap_or_else(|| {
+            return Some(assistant.error_message.clone().unwrap_or_else(|| {
                 format!(
                     "The reply ended with stopReason {:?}",
                     assistant.stop_reason
                 )
             }));
-            break;
+        }
+        let decision = match decision {
+            Ok(decision) => decision,
+            Err(panic) => return Some(panic),
+        };
+        if decision == Some(TurnAction::End) {
+            return None;
         }
         if assistant.stop_reason == StopReason::Length && !calls.is_empty() {
             // The calls got error results (see `prepare`); asking again would repeat the cut.
-            error = Some(format!(
+            return Some(format!(
                 "The reply hit the output token limit while calling tools; its {} tool call(s) were not executed",
                 calls.len()
             ));
-            break;
-        }
-        if let (Some(should_stop), Some(tool_results)) =
-            (&inner.should_stop_after_turn, kept_results)
-        {
-            let summary = TurnSummary {
-                message: assistant.clone(),
-                tool_results,
-                messages: inner.state().messages.clone(),
-                new_messages: added.clone(),
-            };
-            let decided = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => Ok(true),
-                decided = guarded("should_stop_after_turn", should_stop(summary)) => decided,
-            };
-            match decided {
-                Ok(false) => {}
-                Ok(true) if cancel.is_cancelled() => {
-                    error = Some(ABORTED.to_string());
-                    break;
-                }
-                Ok(true) => break,
-                Err(panic) => {
-                    error = Some(panic);
-                    break;
-                }
-            }
         }
         // A batch whose every result asked to terminate ends the run (unless a message is
-        // queued to steer it on).
+        // queued to steer it on, or finish_turn asked for another request).
         let wants_more = !calls.is_empty() && !terminate;
         let steering_mode = inner.state().steering_mode;
         let steering = take_queued(&inner.steering, steering_mode);
-        let (next, taken_from) = if !steering.is_empty() {
+        let (mut next, taken_from) = if !steering.is_empty() {
             (steering, Some(&inner.steering))
         } else if wants_more {
             (Vec::new(), None)
@@ -136,17 +136,17 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
                 Some(&inner.follow_ups),
             )
         };
-        if next.is_empty() && !wants_more {
-            break;
+        if next.is_empty() && !wants_more && decision != Some(TurnAction::Continue) {
+            return None;
         }
-        let stop = if cancel.is_cancelled() {
-            Some(ABORTED.to_string())
-        } else if turns >= inner.max_turns {
+        // After an abort the next turn still starts and ends at once as `aborted`, without a
+        // request (pi 1.6): the run's last message says it was aborted.
+        let stop = if !cancel.is_cancelled() && turns >= inner.max_turns {
             Some(max_turns_text(inner.max_turns, wants_more, next.len()))
         } else {
             None
         };
-        if let Some(stop) = stop {
+        if let Some(text) = stop {
             // Messages taken go back to the front of the queue they came from, so nothing
             // queued is lost or moved (a follow-up stays a follow-up, and clearing its queue
             // clears it).
@@ -156,21 +156,127 @@ pub(crate) async fn run(inner: &Inner, prompt: Vec<Message>, cancel: Cancellatio
                     queue.push_front(m);
                 }
             }
-            error = Some(stop);
-            break;
+            return Some(text);
         }
-        pending = next;
+        let prepared = match prepare_next_turn(inner, turn, cancel).await {
+            Ok(prepared) => prepared,
+            Err(panic) => return Some(panic),
+        };
+        if let Some(update) = prepared {
+            run.replace(update.context, update.model, update.thinking_level);
+            pending = update.messages;
+        }
+        // Preparing may take long (compaction): take steering queued meanwhile, unless this
+        // turn already has its messages (one at a time would deliver two).
+        if next.is_empty() {
+            let steering_mode = inner.state().steering_mode;
+            next = take_queued(&inner.steering, steering_mode);
+        }
+        pending.extend(next);
     }
+}
 
-    if let Some(e) = &error {
-        inner.state().error_message = Some(e.clone());
+/// The turn's reply, appended to the history with its `message_end`. Under a retry policy a
+/// retryable failure is emitted (`message_end`) but not kept, and the request is made again
+/// after the policy's wait; the tools of a failed reply never ran, so nothing is repeated.
+async fn reply_with_retries(
+    inner: &Inner,
+    run: &mut Run,
+    cancel: &CancellationToken,
+) -> AssistantMessage {
+    let mut attempt = 0u32;
+    loop {
+        let reply = stream_reply(inner, run, cancel).await;
+        let context_window = run.model(inner).context_window;
+        let policy = inner.retry.filter(|policy| {
+            attempt < policy.max_retries
+                && is_retryable_assistant_error(&reply)
+                && !is_context_overflow(&reply, Some(context_window))
+        });
+        let Some(policy) = policy else {
+            keep_reply(inner, run, &reply).await;
+            if attempt > 0 {
+                let failed = reply.stop_reason == StopReason::Error;
+                inner
+                    .emit(AgentEvent::AutoRetryEnd {
+                        success: !matches!(
+                            reply.stop_reason,
+                            StopReason::Error | StopReason::Aborted
+                        ),
+                        attempt,
+                        final_error: failed.then(|| reply.error_message.clone()).flatten(),
+                    })
+                    .await;
+            }
+            return reply;
+        };
+        inner
+            .emit(AgentEvent::MessageEnd {
+                message: Message::Assistant(reply.clone()),
+            })
+            .await;
+        attempt += 1;
+        let delay = policy.delay(attempt);
+        inner
+            .emit(AgentEvent::AutoRetryStart {
+                attempt,
+                max_attempts: policy.max_retries,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                error_message: reply.error_message.clone().unwrap_or_default(),
+            })
+            .await;
+        let waited = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => false,
+            _ = tokio::time::sleep(delay) => true,
+        };
+        if !waited {
+            // Aborted while waiting: the failed reply stays, as aborted (pi's retryAssistantCall).
+            let mut aborted = reply;
+            aborted.stop_reason = StopReason::Aborted;
+            aborted.error_message = Some(ABORTED.to_string());
+            aborted.failure_kind = Some(FailureKind::Aborted);
+            append_silently(inner, run, Message::Assistant(aborted.clone()));
+            inner
+                .emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some("Retry cancelled".to_string()),
+                })
+                .await;
+            return aborted;
+        }
+        inner.emit(AgentEvent::RetryAttemptStart { attempt }).await;
     }
+}
+
+/// Appends the turn's reply and emits its `message_end`.
+async fn keep_reply(inner: &Inner, run: &mut Run, reply: &AssistantMessage) {
+    append_silently(inner, run, Message::Assistant(reply.clone()));
     inner
-        .emit(AgentEvent::AgentEnd {
-            messages: added,
-            error_message: error,
+        .emit(AgentEvent::MessageEnd {
+            message: Message::Assistant(reply.clone()),
         })
         .await;
+}
+
+/// Calls the next-turn hook, the one with context first.
+async fn prepare_next_turn(
+    inner: &Inner,
+    turn: Option<TurnContext>,
+    cancel: &CancellationToken,
+) -> Result<Option<TurnUpdate>, String> {
+    if let (Some(prepare), Some(turn)) = (&inner.prepare_next_turn_with_context, turn) {
+        return guarded(
+            "prepare_next_turn_with_context",
+            prepare(turn, cancel.clone()),
+        )
+        .await;
+    }
+    match &inner.prepare_next_turn {
+        Some(prepare) => guarded("prepare_next_turn", prepare(cancel.clone())).await,
+        None => Ok(None),
+    }
 }
 
 /// Why a run stopped at `max_turns`: the model still wanted to go on (it called tools), or
@@ -188,8 +294,13 @@ fn stream_fn_panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// An assistant message that ends the turn without a request (aborted, or a hook failed).
-fn ended_without_request(inner: &Inner, reason: StopReason, text: String) -> AssistantMessage {
-    let model = inner.state().model.clone();
+fn ended_without_request(
+    inner: &Inner,
+    run: &Run,
+    reason: StopReason,
+    text: String,
+) -> AssistantMessage {
+    let model = run.model(inner);
     let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
     message.stop_reason = reason;
     message.error_message = Some(text);
@@ -199,8 +310,12 @@ fn ended_without_request(inner: &Inner, reason: StopReason, text: String) -> Ass
 /// Builds the request from the current state and streams the reply, forwarding its events.
 /// Always returns a final message (an `error` one if the stream broke its contract or a hook
 /// panicked, an `aborted` one without a request if the run was already aborted).
-async fn stream_reply(inner: &Inner, cancel: &CancellationToken) -> AssistantMessage {
-    let message = match request_reply(inner, cancel).await {
+async fn stream_reply(
+    inner: &Inner,
+    run: &mut Run,
+    cancel: &CancellationToken,
+) -> AssistantMessage {
+    let message = match request_reply(inner, run, cancel).await {
         Ok(message) => return message,
         Err(message) => message,
     };
@@ -215,40 +330,56 @@ async fn stream_reply(inner: &Inner, cancel: &CancellationToken) -> AssistantMes
 /// `Ok` when the reply's `message_start` was emitted, `Err` with a final message otherwise.
 async fn request_reply(
     inner: &Inner,
+    run: &mut Run,
     cancel: &CancellationToken,
 ) -> Result<AssistantMessage, AssistantMessage> {
-    let (model, context, reasoning, session_id) = {
+    if let Some(prepare) = &inner.prepare_request {
+        let request = RequestContext {
+            context: run.context(inner),
+            model: run.model(inner),
+            thinking_level: run.thinking_level(inner),
+        };
+        let update = guarded("prepare_request", prepare(request, cancel.clone()))
+            .await
+            .map_err(|e| ended_without_request(inner, run, StopReason::Error, e))?;
+        if let Some(update) = update {
+            run.replace(update.context, update.model, update.thinking_level);
+        }
+    }
+    let (model, reasoning) = (run.model(inner), run.thinking_level(inner));
+    let (mut context, session_id) = {
         let state = inner.state();
         let context = Context {
             system_prompt: state.system_prompt.clone(),
             messages: state.messages.clone(),
             tools: state.tool_definitions.clone(),
         };
-        (
-            state.model.clone(),
-            context,
-            state.thinking_level,
-            state.session_id.clone(),
-        )
+        (context, state.session_id.clone())
     };
-    let mut context = context;
+    if let Some(messages) = &run.messages {
+        context.messages = messages.clone();
+    }
+    if let Some(tools) = &run.tools {
+        context.tools = tools.iter().map(|t| t.definition().clone()).collect();
+    }
     if let Some(transform) = &inner.transform_context {
         context.messages = guarded(
             "transform_context",
             transform(context.messages, cancel.clone()),
         )
         .await
-        .map_err(|e| ended_without_request(inner, StopReason::Error, e))?;
+        .map_err(|e| ended_without_request(inner, run, StopReason::Error, e))?;
     }
     if let Some(convert) = &inner.convert_to_llm {
         let converted = std::panic::catch_unwind(AssertUnwindSafe(|| convert(&context.messages)))
             .map_err(|panic| format!("The convert_to_llm hook panicked: {}", panic_text(&*panic)))
-            .map_err(|e| ended_without_request(inner, StopReason::Error, e))?;
+            .map_err(|e| ended_without_request(inner, run, StopReason::Error, e))?;
         context.messages = Arc::new(converted);
     }
     if cancel.is_cancelled() {
         return Err(ended_without_request(
             inner,
+            run,
             StopReason::Aborted,
             ABORTED.to_string(),
         ));
@@ -265,7 +396,7 @@ async fn request_reply(
         let asked = tokio::select! {
             biased;
             _ = cancel.cancelled() => {
-                return Err(ended_without_request(inner, StopReason::Aborted, ABORTED.to_string()));
+                return Err(ended_without_request(inner, run, StopReason::Aborted, ABORTED.to_string()));
             }
             asked = guarded("get_api_key", get_api_key(&model.provider)) => asked,
         };
@@ -274,9 +405,9 @@ async fn request_reply(
             Ok(Ok(None)) => {}
             Ok(Err(text)) => {
                 let text = format!("get_api_key failed for provider {}: {text}", model.provider);
-                return Err(ended_without_request(inner, StopReason::Error, text));
+                return Err(ended_without_request(inner, run, StopReason::Error, text));
             }
-            Err(panic) => return Err(ended_without_request(inner, StopReason::Error, panic)),
+            Err(panic) => return Err(ended_without_request(inner, run, StopReason::Error, panic)),
         }
     }
     // A stream_fn that panics ends the turn with an error reply, like any failed request:
@@ -287,7 +418,7 @@ async fn request_reply(
     }));
     drop(context);
     let mut stream = started_stream.map_err(|panic| {
-        ended_without_request(inner, StopReason::Error, stream_fn_panic_text(&*panic))
+        ended_without_request(inner, run, StopReason::Error, stream_fn_panic_text(&*panic))
     })?;
 
     // The stream folds its events into the partial message once; the agent's
@@ -324,6 +455,7 @@ async fn request_reply(
     let message = last.unwrap_or_else(|| {
         ended_without_request(
             inner,
+            run,
             StopReason::Error,
             "The stream ended without a done or error event".to_string(),
         )

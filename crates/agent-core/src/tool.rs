@@ -7,15 +7,19 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use oxpi_ai::tool::{tool_definition, ArgumentValidator, SchemaError, ValidationError};
-use oxpi_ai::{Tool, UserContent};
+use oxpi_ai::{Tool, Usage, UserContent};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-/// What a tool returns: content for the model and optional details for the application.
+/// What a tool returns: content for the model and optional details for the application (pi's
+/// `AgentToolResult`). Build it with [`text`](Self::text) or [`new`](Self::new) and the `with_*`
+/// methods (the struct is `#[non_exhaustive]`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AgentToolResult {
     /// Text and images shown to the model.
     pub content: Vec<UserContent>,
@@ -27,16 +31,49 @@ pub struct AgentToolResult {
     /// honoured only when every result of the batch asks (pi's `terminate`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub terminate: bool,
+    /// Machine-readable output matching the tool's [`AgentTool::output_schema`]; for the
+    /// application, not sent to the model and not kept in the tool-result message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// The tokens a tool that calls a model spent (pi's `usage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The tool failed without returning an error (pi's `isError`): the result goes to the
+    /// model as an error result, details and structured content kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 impl AgentToolResult {
+    /// A result with this content.
+    pub fn new(content: Vec<UserContent>) -> Self {
+        Self {
+            content,
+            ..Self::default()
+        }
+    }
+
     /// A result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            content: vec![UserContent::text(text)],
-            details: None,
-            terminate: false,
-        }
+        Self::new(vec![UserContent::text(text)])
+    }
+
+    /// Adds structured content (see [`structured_content`](Self::structured_content)).
+    pub fn with_structured_content(mut self, structured_content: Value) -> Self {
+        self.structured_content = Some(structured_content);
+        self
+    }
+
+    /// Adds the usage of the model calls the tool made.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// Marks the result as an error (see [`is_error`](Self::is_error)).
+    pub fn as_error(mut self) -> Self {
+        self.is_error = true;
+        self
     }
 
     /// Adds details.
@@ -163,6 +200,19 @@ pub trait AgentTool: Send + Sync + 'static {
     /// `executionMode`); `None` (the default) follows the agent's
     /// [`tool_execution`](crate::AgentOptions::tool_execution).
     fn execution_mode(&self) -> Option<ToolExecution> {
+        None
+    }
+
+    /// JSON Schema of the [`structured_content`](AgentToolResult::structured_content) of a
+    /// successful result (pi's `outputSchema`): declarative, not sent to the model. `None` by
+    /// default.
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+
+    /// What may be done with a call whose outcome is unknown (pi's `replay`): declarative,
+    /// read by applications that recover runs. `None` by default.
+    fn replay(&self) -> Option<Replay> {
         None
     }
 
@@ -310,6 +360,8 @@ impl<T: AgentTool> ErasedTool for T {
 pub struct AgentToolHandle {
     definition: Arc<Tool>,
     execution_mode: Option<ToolExecution>,
+    output_schema: Option<Arc<Value>>,
+    replay: Option<Replay>,
     label: Arc<str>,
     validator: Arc<ArgumentValidator>,
     inner: Arc<dyn ErasedTool>,
@@ -331,6 +383,8 @@ impl AgentToolHandle {
         Ok(Self {
             definition: Arc::new(definition),
             execution_mode: tool.execution_mode(),
+            output_schema: tool.output_schema().map(Arc::new),
+            replay: tool.replay(),
             label: Arc::from(tool.label()),
             validator: Arc::new(validator),
             inner: Arc::new(tool),
@@ -354,6 +408,8 @@ impl AgentToolHandle {
         let validator = ArgumentValidator::new(&definition)?;
         Ok(Self {
             execution_mode: None,
+            output_schema: None,
+            replay: None,
             label: Arc::from(label.into()),
             definition: Arc::new(definition),
             validator: Arc::new(validator),
@@ -385,6 +441,29 @@ impl AgentToolHandle {
     /// beside others).
     pub fn with_execution_mode(mut self, mode: ToolExecution) -> Self {
         self.execution_mode = Some(mode);
+        self
+    }
+
+    /// The schema of the tool's structured content, if it declares one (see
+    /// [`AgentTool::output_schema`]).
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_deref()
+    }
+
+    /// Sets the schema of the tool's structured content.
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// The tool's replay policy, if it declares one (see [`AgentTool::replay`]).
+    pub fn replay(&self) -> Option<Replay> {
+        self.replay
+    }
+
+    /// Sets the tool's replay policy.
+    pub fn with_replay(mut self, replay: Replay) -> Self {
+        self.replay = Some(replay);
         self
     }
 
@@ -434,4 +513,15 @@ pub enum ToolExecution {
     Parallel,
     /// One after another, in call order.
     Sequential,
+}
+
+/// Whether a call whose outcome is unknown (the run died while it ran) may be run again (pi's
+/// `replay`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Replay {
+    /// Never run it again (it had effects: a write, a payment).
+    Never,
+    /// Running it again is safe (it only reads).
+    Safe,
 }

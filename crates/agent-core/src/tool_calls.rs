@@ -3,45 +3,44 @@
 //! (`after_tool_call`) and answered with exactly one result, in call order, whatever happens;
 //! and the repair of a history a run left with unanswered calls.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
-use oxpi_ai::registry::panic_text;
 use oxpi_ai::{AssistantMessage, Message, StopReason, ToolCall, ToolResultMessage};
-use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
-use crate::hooks::{guarded, AfterToolCall, BeforeToolCall, ToolCallDecision, ToolOutcome};
-use crate::inner::{append, Inner};
-use crate::tool::{AgentToolHandle, AgentToolResult, ToolCallFailure, ToolExecution, ToolUpdateFn};
-
-const NOT_EXECUTED_ABORTED: &str = "Tool call was not executed: the request was aborted";
-
-enum Prepared {
-    /// Run the tool with these (validated, normalized) arguments.
-    Run(AgentToolHandle, Map<String, Value>),
-    Refused(String),
-}
+use crate::hooks::ToolOutcome;
+use crate::inner::{append, Inner, Run};
+use crate::tool::{AgentToolResult, ToolExecution, ToolUpdateFn};
+use crate::tool_run::{error_outcome, execute, prepare, CallSite, Prepared, NOT_EXECUTED_ABORTED};
 
 /// Produces exactly one result per call, in call order, and appends each to the history.
 ///
-/// Parallel: every call is announced and prepared in order, then all run at once; results are
-/// appended in call order when all are done. Sequential: each call is announced, prepared, run
-/// and appended before the next starts.
+/// Parallel (as pi 1.6): each call is announced and checked in order, and a refused one ends
+/// (`tool_execution_end`) right there; then the allowed ones run at once and end in the order
+/// they finish; the results are appended in call order. Sequential: each call is announced,
+/// checked, run and appended before the next starts.
 pub(crate) async fn execute_tool_calls(
     inner: &Inner,
     assistant: &AssistantMessage,
     calls: &[ToolCall],
     cancel: &CancellationToken,
-    added: &mut Vec<Message>,
+    run: &mut Run,
 ) -> (Vec<ToolResultMessage>, bool) {
     if calls.is_empty() {
         return (Vec::new(), false);
     }
-    let tools = inner.state().tools.clone();
+    let context = run.context(inner);
+    let tools = context.tools.clone();
+    let site = CallSite {
+        tools: &tools,
+        assistant,
+        context: &context,
+        before: inner.before_tool_call.as_ref(),
+        after: inner.after_tool_call.as_ref(),
+        cancel,
+    };
     // As pi: one sequential tool in the batch makes the whole batch sequential.
     let sequential = inner.tool_execution == ToolExecution::Sequential
         || calls.iter().any(|call| {
@@ -54,28 +53,63 @@ pub(crate) async fn execute_tool_calls(
     if sequential {
         for call in calls {
             announce(inner, call).await;
-            let prepared = prepare(inner, assistant, call, &tools, cancel).await;
-            let outcomes = run_batch(inner, vec![(call, prepared)], cancel).await;
-            terminate &= outcomes.iter().all(|o| o.result.terminate);
-            for result in to_results(std::slice::from_ref(call), outcomes) {
-                append(inner, added, Message::ToolResult(result.clone())).await;
-                results.push(result);
-            }
+            let prepared = check(&site, call).await;
+            let outcome = match prepared {
+                Prepared::Refused(outcome) => {
+                    end(inner, call, &outcome).await;
+                    outcome
+                }
+                Prepared::Run(..) => run_batch(inner, &site, vec![(call, prepared)])
+                    .await
+                    .pop()
+                    .unwrap_or_else(|| error_outcome(NOT_EXECUTED_ABORTED)),
+            };
+            terminate &= outcome.result.terminate;
+            let result = to_result(call, outcome);
+            append(inner, run, Message::ToolResult(result.clone())).await;
+            results.push(result);
         }
     } else {
-        let mut jobs = Vec::with_capacity(calls.len());
+        let mut outcomes: Vec<Option<ToolOutcome>> = Vec::with_capacity(calls.len());
+        let mut jobs = Vec::new();
         for call in calls {
             announce(inner, call).await;
-            jobs.push((call, prepare(inner, assistant, call, &tools, cancel).await));
+            match check(&site, call).await {
+                Prepared::Refused(outcome) => {
+                    end(inner, call, &outcome).await;
+                    outcomes.push(Some(outcome));
+                }
+                prepared => {
+                    outcomes.push(None);
+                    jobs.push((call, prepared));
+                }
+            }
         }
-        let outcomes = run_batch(inner, jobs, cancel).await;
-        terminate &= outcomes.iter().all(|o| o.result.terminate);
-        for result in to_results(calls, outcomes) {
-            append(inner, added, Message::ToolResult(result.clone())).await;
+        let mut ran = run_batch(inner, &site, jobs).await.into_iter();
+        for (call, outcome) in calls.iter().zip(outcomes) {
+            let outcome = outcome
+                .or_else(|| ran.next())
+                .unwrap_or_else(|| error_outcome(NOT_EXECUTED_ABORTED));
+            terminate &= outcome.result.terminate;
+            let result = to_result(call, outcome);
+            append(inner, run, Message::ToolResult(result.clone())).await;
             results.push(result);
         }
     }
     (results, terminate)
+}
+
+/// Checks a model-issued call: the reply must be complete, then as any call (see
+/// [`prepare`]).
+async fn check(site: &CallSite<'_>, call: &ToolCall) -> Prepared {
+    match site.assistant.stop_reason {
+        StopReason::Aborted => Prepared::Refused(error_outcome(NOT_EXECUTED_ABORTED)),
+        StopReason::Error => Prepared::Refused(error_outcome(
+            "Tool call was not executed: the reply failed before it was complete",
+        )),
+        StopReason::Length => Prepared::Refused(error_outcome(length_cut_text(&call.name))),
+        StopReason::Stop | StopReason::ToolUse => prepare(site, call).await,
+    }
 }
 
 async fn announce(inner: &Inner, call: &ToolCall) {
@@ -88,31 +122,43 @@ async fn announce(inner: &Inner, call: &ToolCall) {
         .await;
 }
 
-fn to_results(calls: &[ToolCall], outcomes: Vec<ToolOutcome>) -> Vec<ToolResultMessage> {
-    calls
-        .iter()
-        .zip(outcomes)
-        .map(|(call, outcome)| ToolResultMessage {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            content: outcome.result.content,
-            details: outcome.result.details,
-            is_error: outcome.is_error,
-            timestamp: oxpi_ai::now_millis(),
-        })
-        .collect()
+fn end_event(call: &ToolCall, outcome: &ToolOutcome) -> AgentEvent {
+    AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: outcome.result.clone(),
+        is_error: outcome.is_error,
+        duration_ms: outcome.duration_ms,
+    }
 }
 
-/// Runs the jobs concurrently; their updates and ends reach listeners in order, from this task.
+async fn end(inner: &Inner, call: &ToolCall, outcome: &ToolOutcome) {
+    inner.emit(end_event(call, outcome)).await;
+}
+
+/// The tool-result message of an outcome (structured content stays out, as in pi).
+fn to_result(call: &ToolCall, outcome: ToolOutcome) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: outcome.result.content,
+        details: outcome.result.details,
+        is_error: outcome.is_error,
+        timestamp: oxpi_ai::now_millis(),
+    }
+}
+
+/// Runs the allowed calls concurrently; their updates and ends reach listeners in order, from
+/// this task. Outcomes come back in the jobs' order.
 async fn run_batch(
     inner: &Inner,
+    site: &CallSite<'_>,
     jobs: Vec<(&ToolCall, Prepared)>,
-    cancel: &CancellationToken,
 ) -> Vec<ToolOutcome> {
     let (events_tx, mut events_rx) = mpsc::unbounded_channel::<AgentEvent>();
     let work = futures::future::join_all(
         jobs.into_iter()
-            .map(|(call, prepared)| run_one(inner, call, prepared, cancel, events_tx.clone())),
+            .map(|(call, prepared)| run_one(inner, site, call, prepared, events_tx.clone())),
     );
     drop(events_tx);
     let mut work = std::pin::pin!(work);
@@ -130,148 +176,38 @@ async fn run_batch(
     }
 }
 
-/// Runs (or refuses) one call; sends its updates, then its `tool_execution_end`.
+/// Runs one allowed call; sends its updates, then its `tool_execution_end`.
 async fn run_one(
     inner: &Inner,
+    site: &CallSite<'_>,
     call: &ToolCall,
     prepared: Prepared,
-    cancel: &CancellationToken,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) -> ToolOutcome {
     let outcome = match prepared {
-        Prepared::Refused(text) => error_outcome(text),
-        Prepared::Run(_, _) if cancel.is_cancelled() => {
-            error_outcome(NOT_EXECUTED_ABORTED.to_string())
-        }
+        Prepared::Refused(outcome) => outcome,
+        Prepared::Run(_, _) if site.cancel.is_cancelled() => error_outcome(NOT_EXECUTED_ABORTED),
         Prepared::Run(handle, arguments) => {
-            execute_one(inner, &handle, call, arguments, cancel, events.clone()).await
+            inner.state().pending_tool_calls.insert(call.id.clone());
+            let on_update: ToolUpdateFn = {
+                let (id, name, args) = (call.id.clone(), call.name.clone(), call.arguments.clone());
+                let events = events.clone();
+                Arc::new(move |partial_result: AgentToolResult| {
+                    let _ = events.send(AgentEvent::ToolExecutionUpdate {
+                        tool_call_id: id.clone(),
+                        tool_name: name.clone(),
+                        args: args.clone(),
+                        partial_result,
+                    });
+                })
+            };
+            let outcome = execute(site, &handle, call, arguments, on_update).await;
+            inner.state().pending_tool_calls.remove(&call.id);
+            outcome
         }
     };
-    let _ = events.send(AgentEvent::ToolExecutionEnd {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        result: outcome.result.clone(),
-        is_error: outcome.is_error,
-    });
+    let _ = events.send(end_event(call, &outcome));
     outcome
-}
-
-/// Decides whether a call may run: the reply must be complete, the tool known, the arguments
-/// valid, and `before_tool_call` must allow it.
-async fn prepare(
-    inner: &Inner,
-    assistant: &AssistantMessage,
-    call: &ToolCall,
-    tools: &[AgentToolHandle],
-    cancel: &CancellationToken,
-) -> Prepared {
-    match assistant.stop_reason {
-        StopReason::Aborted => return Prepared::Refused(NOT_EXECUTED_ABORTED.into()),
-        StopReason::Error => {
-            return Prepared::Refused(
-                "Tool call was not executed: the reply failed before it was complete".into(),
-            )
-        }
-        StopReason::Length => return Prepared::Refused(length_cut_text(&call.name)),
-        StopReason::Stop | StopReason::ToolUse => {}
-    }
-    if cancel.is_cancelled() {
-        return Prepared::Refused(NOT_EXECUTED_ABORTED.into());
-    }
-    if let Some(error) = &call.arguments_error {
-        return Prepared::Refused(error.clone());
-    }
-    let Some(handle) = tools.iter().find(|t| t.name() == call.name) else {
-        return Prepared::Refused(format!("Tool \"{}\" not found", call.name));
-    };
-    let arguments = match handle.validate(&call.arguments) {
-        Ok(arguments) => arguments,
-        Err(e) => return Prepared::Refused(e.to_string()),
-    };
-    if let Some(before) = &inner.before_tool_call {
-        let seen = BeforeToolCall {
-            assistant_message: assistant.clone(),
-            tool_call: call.clone(),
-            args: arguments.clone(),
-            cancel: cancel.clone(),
-        };
-        let decided = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Prepared::Refused(NOT_EXECUTED_ABORTED.into()),
-            decided = guarded("before_tool_call", before(seen)) => decided,
-        };
-        match decided {
-            Ok(ToolCallDecision::Allow) => {}
-            Ok(ToolCallDecision::Block { reason }) => return Prepared::Refused(reason),
-            Err(panic) => return Prepared::Refused(panic),
-        }
-    }
-    Prepared::Run(handle.clone(), arguments)
-}
-
-async fn execute_one(
-    inner: &Inner,
-    handle: &AgentToolHandle,
-    call: &ToolCall,
-    arguments: Map<String, Value>,
-    cancel: &CancellationToken,
-    events: mpsc::UnboundedSender<AgentEvent>,
-) -> ToolOutcome {
-    inner.state().pending_tool_calls.insert(call.id.clone());
-    let on_update: ToolUpdateFn = {
-        let (id, name, args) = (call.id.clone(), call.name.clone(), call.arguments.clone());
-        Arc::new(move |partial_result: AgentToolResult| {
-            let _ = events.send(AgentEvent::ToolExecutionUpdate {
-                tool_call_id: id.clone(),
-                tool_name: name.clone(),
-                args: args.clone(),
-                partial_result,
-            });
-        })
-    };
-    let execution = AssertUnwindSafe(handle.execute_validated(
-        &call.id,
-        arguments,
-        cancel.child_token(),
-        on_update,
-    ))
-    .catch_unwind();
-    // Cancellation wins over a result that is ready at the same moment, so an aborted run
-    // always reports the abort.
-    let outcome = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => error_outcome("Tool execution was aborted".to_string()),
-        result = execution => match result {
-            Ok(Ok(result)) => ToolOutcome { result, is_error: false },
-            Ok(Err(ToolCallFailure::Tool(e))) => ToolOutcome {
-                result: AgentToolResult { details: e.details, ..AgentToolResult::text(e.message) },
-                is_error: true,
-            },
-            Ok(Err(ToolCallFailure::Validation(e))) => error_outcome(e.to_string()),
-            Err(panic) => error_outcome(format!("Tool \"{}\" panicked: {}", call.name, panic_text(&*panic))),
-        },
-    };
-    inner.state().pending_tool_calls.remove(&call.id);
-    let Some(after) = &inner.after_tool_call else {
-        return outcome;
-    };
-    let seen = AfterToolCall {
-        tool_call: call.clone(),
-        result: outcome.result.clone(),
-        is_error: outcome.is_error,
-        cancel: cancel.clone(),
-    };
-    // The hook may be there to redact the result: on abort the unreviewed result is not kept.
-    let reviewed = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => return error_outcome("Tool execution was aborted".to_string()),
-        reviewed = guarded("after_tool_call", after(seen)) => reviewed,
-    };
-    match reviewed {
-        Ok(Some(replaced)) => replaced,
-        Ok(None) => outcome,
-        Err(panic) => error_outcome(panic),
-    }
 }
 
 /// The result of a call in a reply cut by the output limit (pi 1.6's words).
@@ -279,13 +215,6 @@ pub(crate) fn length_cut_text(tool_name: &str) -> String {
     format!(
         "Tool call \"{tool_name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
     )
-}
-
-fn error_outcome(text: String) -> ToolOutcome {
-    ToolOutcome {
-        result: AgentToolResult::text(text),
-        is_error: true,
-    }
 }
 
 /// Gives every tool call of the last assistant message that has no result an error result, so

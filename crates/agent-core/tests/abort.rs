@@ -136,10 +136,12 @@ async fn abort_during_a_long_tool_gives_an_aborted_result_promptly() {
     );
     assert_eq!(hang.executed.load(Ordering::SeqCst), 1);
     let messages = agent.messages();
+    // As pi 1.6: the tool results ask for another turn, which ends at once as aborted.
     assert_eq!(
         roles(&messages),
-        ["user", "assistant", "toolResult", "toolResult"]
+        ["user", "assistant", "toolResult", "toolResult", "assistant"]
     );
+    assert_eq!(last_assistant(&messages).stop_reason, StopReason::Aborted);
     let results = tool_results(&messages);
     assert!(results[0].is_error);
     assert_eq!(results[0].text_content(), "Tool execution was aborted");
@@ -179,9 +181,14 @@ async fn abort_between_turns_stops_before_the_next_request() {
     drop(sub);
 
     assert_eq!(faux.call_count(), 1);
+    // The next turn ends as aborted without a request (pi 1.6).
     assert_eq!(
         roles(&agent.messages()),
-        ["user", "assistant", "toolResult"]
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    assert_eq!(
+        last_assistant(&agent.messages()).stop_reason,
+        StopReason::Aborted
     );
     assert_eq!(
         agent.error_message().as_deref(),
@@ -190,16 +197,17 @@ async fn abort_between_turns_stops_before_the_next_request() {
     assert_event_grammar(&log.events());
     assert_idle_and_paired(&agent);
 
-    // The history ends with a tool result: continue_ picks up from there.
+    // The history ends with the aborted reply: as in pi, continue_ refuses it and a new prompt
+    // goes on (providers leave the empty aborted reply out of what they send).
+    assert_eq!(
+        agent.continue_().await,
+        Err(oxpi_agent_core::AgentError::CannotContinueFromAssistant)
+    );
     faux.push(FauxReply::text("resumed"));
-    agent.continue_().await.unwrap();
+    agent.prompt("go on").await.unwrap();
     assert_eq!(
         faux.requests()[1].roles,
-        ["user", "assistant", "toolResult"]
-    );
-    assert_eq!(
-        roles(&agent.messages()),
-        ["user", "assistant", "toolResult", "assistant"]
+        ["user", "assistant", "toolResult", "assistant", "user"]
     );
     assert_eq!(last_assistant(&agent.messages()).text(), "resumed");
     assert_eq!(agent.error_message(), None);

@@ -63,7 +63,15 @@ async fn events_have_pi_field_names() {
         ),
         (
             "tool_execution_end",
-            set(&["type", "toolCallId", "toolName", "result", "isError"]),
+            // pi 1.6's `durationMs`, present when the tool ran.
+            set(&[
+                "type",
+                "toolCallId",
+                "toolName",
+                "result",
+                "isError",
+                "durationMs",
+            ]),
         ),
     ]
     .into_iter()

@@ -326,7 +326,7 @@ async fn unknown_tool_gets_a_not_found_error_result() {
     assert_eq!(results.len(), 1);
     assert!(results[0].is_error);
     assert_eq!(results[0].tool_name, "x");
-    assert_eq!(results[0].text_content(), "Tool \"x\" not found");
+    assert_eq!(results[0].text_content(), "Tool x not found");
     assert!(log.names().contains(&"tool_execution_end(c1)".to_string()));
     assert_eq!(
         faux.call_count(),

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use futures::FutureExt;
-use oxpi_agent_core::{Agent, AgentEvent, AgentToolResult, ToolCallDecision, ToolOutcome};
+use oxpi_agent_core::{AfterToolCallResult, Agent, AgentEvent, ToolCallDecision};
 use oxpi_ai::faux::FauxReply;
 use oxpi_ai::Message;
+use oxpi_ai::UserContent;
 use serde_json::json;
 
 #[tokio::test]
@@ -29,9 +30,7 @@ async fn before_tool_call_block_gives_an_error_result_and_skips_the_tool() {
         let blocked = seen.args.get("path") == Some(&json!("secret.txt"));
         async move {
             if blocked {
-                ToolCallDecision::Block {
-                    reason: "Access to secret.txt is not allowed".into(),
-                }
+                ToolCallDecision::block("Access to secret.txt is not allowed")
             } else {
                 ToolCallDecision::Allow
             }
@@ -86,12 +85,18 @@ async fn after_tool_call_can_rewrite_a_result() {
         ));
         async move {
             if after.tool_call.id == "c1" {
-                Some(ToolOutcome::ok(
-                    AgentToolResult::text("[redacted]").with_details(json!({"n": 1})),
-                ))
+                Some(
+                    AfterToolCallResult::new()
+                        .with_content(vec![UserContent::text("[redacted]")])
+                        .with_details(json!({"n": 1})),
+                )
             } else {
                 // Turn the failure into a success.
-                Some(ToolOutcome::ok(AgentToolResult::text("recovered")))
+                Some(
+                    AfterToolCallResult::new()
+                        .with_content(vec![UserContent::text("recovered")])
+                        .with_is_error(false),
+                )
             }
         }
         .boxed()

@@ -1,5 +1,5 @@
 //! pi-agent-core's agent knobs: steering and follow-up modes and queue control, per-tool
-//! execution mode, `terminate`, `should_stop_after_turn`, and — against a local HTTP server —
+//! execution mode, `terminate`, and — against a local HTTP server —
 //! `session_id`, `get_api_key` and `on_payload` on every request of a run.
 
 #![allow(clippy::unwrap_used)]
@@ -7,13 +7,13 @@
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
 use oxpi_agent_core::{
-    Agent, AgentOptions, AgentTool, AgentToolResult, QueueMode, ToolError, ToolExecution,
-    ToolOutcome, ToolUpdateFn,
+    AfterToolCallResult, Agent, AgentOptions, AgentTool, AgentToolResult, QueueMode, ToolError,
+    ToolExecution, ToolUpdateFn,
 };
 use oxpi_ai::faux::FauxReply;
 use oxpi_ai::{ApiKey, Message, StopReason, StreamOptions};
@@ -247,44 +247,12 @@ async fn terminate_needs_every_result_of_the_batch() {
     faux.push(FauxReply::text("never asked"));
     let mut options = options(&faux).with_tool(handle(ReadTool::default()));
     options.after_tool_call = Some(Arc::new(|seen| {
-        Box::pin(async move { Some(ToolOutcome::new(seen.result.terminating(), seen.is_error)) })
+        let _ = seen;
+        Box::pin(async move { Some(AfterToolCallResult::new().with_terminate(true)) })
     }));
     let agent = Agent::new(options);
     agent.prompt("go").await.unwrap();
     assert_eq!(faux.call_count(), 1);
-}
-
-#[tokio::test]
-async fn should_stop_after_turn_ends_the_run_and_keeps_queued_messages() {
-    let faux = faux();
-    faux.push(call("c1", "read", json!({"path": "a"})));
-    faux.push(FauxReply::text("never asked"));
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let agent = Agent::new(
-        options(&faux)
-            .with_tool(handle(ReadTool::default()))
-            .with_should_stop_after_turn(move |turn| {
-                log.lock().unwrap().push((
-                    turn.message.stop_reason,
-                    turn.tool_results.len(),
-                    turn.messages.len(),
-                    turn.new_messages.len(),
-                ));
-                async { true }
-            }),
-    );
-    agent.follow_up(Message::user("later"));
-    agent.prompt("go").await.unwrap();
-    assert_eq!(faux.call_count(), 1);
-    // user, assistant (tool use), tool result: all in the history and new in this run.
-    assert_eq!(*seen.lock().unwrap(), vec![(StopReason::ToolUse, 1, 3, 3)]);
-    assert_eq!(agent.error_message(), None);
-    assert!(
-        agent.has_queued_messages(),
-        "the follow-up waits for the next run"
-    );
-    assert_idle_and_paired(&agent);
 }
 
 /// A Chat Completions stream: one tool call, or one text.

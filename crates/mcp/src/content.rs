@@ -81,10 +81,11 @@ pub(crate) fn to_agent_result(
         };
         return Err(ToolError::new(text));
     }
-    Ok(AgentToolResult {
-        content,
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-        terminate: false,
+    let result = AgentToolResult::new(content);
+    Ok(if details.is_empty() {
+        result
+    } else {
+        result.with_details(Value::Object(details))
     })
 }
 

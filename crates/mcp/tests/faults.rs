@@ -104,11 +104,8 @@ async fn results_keep_text_images_structured_content_and_errors() {
         .unwrap();
     assert_eq!(
         sum,
-        AgentToolResult {
-            content: vec![UserContent::text("5")],
-            details: Some(json!({"structuredContent": {"sum": 5}})),
-            terminate: false,
-        }
+        AgentToolResult::new(vec![UserContent::text("5")])
+            .with_details(json!({"structuredContent": {"sum": 5}}))
     );
     let image = run(find(&s.tools, "image"), json!({})).await.unwrap();
     assert_eq!(image.content.len(), 2);

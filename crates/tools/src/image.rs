@@ -62,14 +62,11 @@ pub(crate) fn read_image(
         mime_type: mime_type.to_string(),
         bytes,
     });
-    Ok(AgentToolResult {
-        content: vec![
-            UserContent::text(format!("Read image file [{mime_type}]")),
-            UserContent::image(encoded, mime_type),
-        ],
-        details: Some(to_json(&details)),
-        terminate: false,
-    })
+    Ok(AgentToolResult::new(vec![
+        UserContent::text(format!("Read image file [{mime_type}]")),
+        UserContent::image(encoded, mime_type),
+    ])
+    .with_details(to_json(&details)))
 }
 
 #[cfg(test)]

@@ -235,6 +235,12 @@ pub fn check_event_grammar(events: &[AgentEvent]) -> Result<(), String> {
                     open_tools.remove(pos);
                 }
             }
+            AgentEvent::AutoRetryStart { .. }
+            | AgentEvent::RetryAttemptStart { .. }
+            | AgentEvent::AutoRetryEnd { .. } => {
+                ensure!(in_turn, i, "retry event outside a turn");
+                ensure!(open_tools.is_empty(), i, "retry event while tools run");
+            }
             // A new kind of event needs its own rule here.
             _ => ensure!(false, i, "an event kind this check does not know"),
         }
