@@ -109,8 +109,9 @@ static RETRYABLE: LazyLock<Regex> = LazyLock::new(|| {
 /// failure read first): only an `error` reply with an error text; never an exhausted quota or
 /// budget (by text, also on a 429); then the reply's [`FailureKind`] when it settles it
 /// (retryable HTTP status, timeout, stall, broken connection, cut stream: yes; abort, auth,
-/// configuration, parse, deadline, other statuses: no); for in-stream provider errors and
-/// replies without a kind (read from pi's JSON), pi's text patterns (`overloaded`,
+/// configuration, parse, deadline, other statuses: no; an in-stream error the wire marked as
+/// transient: yes); for other in-stream provider errors and replies without a kind (read from
+/// pi's JSON), pi's text patterns (`overloaded`,
 /// `Connection closed`, `ECONNRESET`, …). A context overflow is not judged here: the agent
 /// checks it first ([`oxpi_ai::is_context_overflow`]).
 ///
@@ -136,7 +137,11 @@ pub fn is_retryable_assistant_error(message: &AssistantMessage) -> bool {
         return false;
     }
     match message.failure_kind {
-        Some(FailureKind::Provider | FailureKind::Other) | None => RETRYABLE.is_match(text),
+        // The wire said the in-stream error is transient.
+        Some(FailureKind::Provider { retryable: true }) => true,
+        Some(FailureKind::Provider { retryable: false } | FailureKind::Other) | None => {
+            RETRYABLE.is_match(text)
+        }
         Some(kind) => kind.is_retryable(),
     }
 }
@@ -198,9 +203,15 @@ mod tests {
             }),
         );
         assert!(!is_retryable_assistant_error(&quota));
-        let provider = failed("Overloaded", Some(FailureKind::Provider));
+        let provider = failed(
+            "Overloaded",
+            Some(FailureKind::Provider { retryable: false }),
+        );
         assert!(is_retryable_assistant_error(&provider));
-        let refused = failed("content blocked", Some(FailureKind::Provider));
+        let refused = failed(
+            "content blocked",
+            Some(FailureKind::Provider { retryable: false }),
+        );
         assert!(!is_retryable_assistant_error(&refused));
         let mut aborted = failed("Connection closed", Some(FailureKind::Aborted));
         assert!(!is_retryable_assistant_error(&aborted));
