@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod pi;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -42,4 +44,20 @@ pub fn write_lines(path: &Path, lines: &[Value]) {
         text.push('\n');
     }
     std::fs::write(path, text).expect("write session");
+}
+
+/// `value` as JavaScript reads it: JavaScript has one number type, so a float with no
+/// fraction (`0.0`, which serde_json writes for an `f64` zero) is the integer it equals.
+pub fn as_js(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(as_js).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), as_js(v))).collect())
+        }
+        other => other.clone(),
+    }
 }
