@@ -33,6 +33,7 @@
 //! ```
 
 mod appends;
+mod bind;
 mod context;
 mod entry;
 mod error;
@@ -46,6 +47,7 @@ mod time;
 mod tree;
 
 pub use appends::CompactionRecord;
+pub use bind::{bind_agent, BindError, SessionBinding};
 pub use context::{
     SessionContext, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,

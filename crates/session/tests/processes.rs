@@ -12,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use oxpi_session::{LoadIssueKind, SessionError, SessionManager};
+use serde_json::{json, Value};
 
 /// Starts this binary as a child doing `role` on the session file `path`.
 fn spawn_child(role: &str, path: &Path) -> Child {
@@ -83,8 +84,45 @@ fn child_helper() {
                 writeln!(out.lock(), "@{id}").expect("stdout");
             }
         }
+        Some("agent") => run_agent(s),
         _ => panic!("unknown role {role:?}"),
     }
+}
+
+/// An agent bound to the session, prompting on and on (a tool call and a reply each time);
+/// prints `@` after each message the session has appended.
+fn run_agent(session: SessionManager) {
+    use oxpi_ai::faux::{FauxProvider, FauxReply};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        let faux = FauxProvider::new();
+        let mut registry = oxpi_ai::ProviderRegistry::new();
+        registry.register(faux.clone());
+        let agent = oxpi_agent_core::Agent::new(
+            oxpi_agent_core::AgentOptions::new(faux.model()).with_registry(registry),
+        );
+        let binding = oxpi_session::bind_agent(&agent, session).expect("bind");
+        // Listeners run in order: this one after the session's append.
+        let _printer = agent.subscribe(|event| {
+            if let oxpi_agent_core::AgentEvent::MessageEnd { message } = event {
+                writeln!(std::io::stdout().lock(), "@{}", message.role()).expect("stdout");
+            }
+        });
+        for i in 0..100_000 {
+            faux.push(FauxReply::new().with_raw_tool_call(
+                Some(format!("call-{i}")),
+                "missing_tool",
+                "{}",
+            ));
+            faux.push(FauxReply::text("x".repeat(32 * 1024)));
+            agent.prompt(format!("turn {i}")).await.expect("prompt");
+        }
+        drop(binding);
+    });
 }
 
 fn new_session_file(d: &common::Dirs) -> std::path::PathBuf {
@@ -158,4 +196,59 @@ fn kill_9_during_appends_loses_at_most_the_entry_in_flight() {
     );
     let path_ids: Vec<&str> = s.branch_path(None).iter().filter_map(|e| e.id()).collect();
     assert_eq!(path_ids.len(), s.entries().count(), "one unbroken chain");
+}
+
+#[test]
+fn kill_9_during_an_agent_run_loses_at_most_the_message_in_flight() {
+    let d = common::dirs();
+    let path = new_session_file(&d);
+    let mut child = spawn_child("agent", &path);
+    let mut count = 0;
+    let acknowledged = read_marked(&mut child, |_| {
+        count += 1;
+        count == 30
+    });
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+
+    let s = SessionManager::open(&path, None).expect("open after the kill");
+    let issues = s.load_issues();
+    assert!(
+        issues.len() <= 1 && issues.iter().all(|i| i.kind == LoadIssueKind::Torn),
+        "{issues:?}"
+    );
+    let roles: Vec<String> = s
+        .branch_path(None)
+        .iter()
+        .filter_map(|e| e.message_role().map(str::to_string))
+        .collect();
+    // The parent's "start", then every message the child acknowledged, in order.
+    assert!(
+        roles.len() > acknowledged.len(),
+        "{} entries, {} acknowledged",
+        roles.len(),
+        acknowledged.len()
+    );
+    assert_eq!(roles[1..=acknowledged.len()], acknowledged[..]);
+    // Each tool call's result follows it, except perhaps for the last call, cut by the kill.
+    let messages: Vec<Value> = s
+        .branch_path(None)
+        .iter()
+        .filter_map(|e| e.message_json().cloned())
+        .collect();
+    for (i, m) in messages.iter().enumerate() {
+        let calls: Vec<&str> = m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "toolCall")
+            .filter_map(|b| b["id"].as_str())
+            .collect();
+        for id in calls {
+            match messages.get(i + 1) {
+                Some(next) => assert_eq!(next["toolCallId"], json!(id), "call {id} unanswered"),
+                None => assert_eq!(i, messages.len() - 1),
+            }
+        }
+    }
 }
