@@ -268,15 +268,10 @@ fn model_ref(provider: Option<&Value>, model_id: Option<&Value>) -> Value {
     Value::Object(m)
 }
 
-/// The context of the path to `leaf` (pi's `buildSessionContext`).
-pub(crate) fn build(
-    entries: &[Entry],
-    by_id: &HashMap<String, usize>,
-    leaf: Option<&str>,
-) -> SessionContext {
-    let path = path(entries, by_id, leaf);
-    let (thinking_level, model) = settings(&path);
-    let selected = context_entries(&path);
+/// The selected entries of the path to `leaf`, each with the messages it contributes after
+/// context edits (pi's `buildSessionProjection().entries`).
+pub(crate) fn projection<'a>(path: &[&'a Entry]) -> Vec<(&'a Entry, Vec<Value>)> {
+    let selected = context_entries(path);
     let mut edits: HashMap<&str, &Entry> = HashMap::new();
     for entry in &selected {
         if entry.entry_type() == EntryType::ContextEdit {
@@ -285,23 +280,36 @@ pub(crate) fn build(
             }
         }
     }
-    let mut messages = Vec::new();
-    for (index, entry) in selected.iter().enumerate() {
-        // Only the newest compaction (first) contributes a summary; an older one can be kept
-        // because its id lies in the retained range.
-        if index > 0 && entry.entry_type() == EntryType::Compaction {
-            continue;
-        }
-        let edit = entry.id().and_then(|id| edits.get(id)).copied();
-        messages.extend(project(entry, edit));
-    }
+    selected
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            // Only the newest compaction (first) contributes a summary; an older one can be
+            // kept because its id lies in the retained range.
+            if index > 0 && entry.entry_type() == EntryType::Compaction {
+                return (*entry, Vec::new());
+            }
+            let edit = entry.id().and_then(|id| edits.get(id)).copied();
+            (*entry, project(entry, edit))
+        })
+        .collect()
+}
+
+/// The context of the path to `leaf` (pi's `buildSessionContext`).
+pub(crate) fn build(
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    leaf: Option<&str>,
+) -> SessionContext {
+    let path = path(entries, by_id, leaf);
+    let (thinking_level, model) = settings(&path);
+    let messages = projection(&path).into_iter().flat_map(|(_, m)| m).collect();
     SessionContext {
         messages,
         thinking_level,
         model,
     }
 }
-
 /// pi's `getCurrentSystemMessage`: every system message replayed into one (content appended,
 /// sections patched by name, tools added and removed); `None` when there is none and no tool.
 pub(crate) fn current_system_message(messages: &[Value]) -> Option<Value> {

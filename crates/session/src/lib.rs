@@ -34,6 +34,7 @@
 
 mod appends;
 mod bind;
+mod compaction;
 mod context;
 mod entry;
 mod error;
@@ -48,6 +49,10 @@ mod tree;
 
 pub use appends::CompactionRecord;
 pub use bind::{bind_agent, BindError, SessionBinding};
+pub use compaction::{
+    compact, estimate_tokens, prepare_compaction, should_compact, CompactError,
+    CompactionPreparation, CompactionSettings,
+};
 pub use context::{
     SessionContext, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
