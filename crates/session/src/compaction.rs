@@ -1,0 +1,344 @@
+//! Compaction as pi 1.6 prepares it: when the context's tokens pass `context_window −
+//! reserve_tokens`, the path before a cut point is summarized and the most recent
+//! `keep_recent_tokens` are kept; the cut never falls on a tool result, so a tool call and
+//! its result stay together. The summary itself comes from a hook the application gives
+//! ([`compact`]); the previous compaction's summary is handed to it.
+
+use serde_json::Value;
+
+use crate::appends::CompactionRecord;
+use crate::context::{self, current_system_message};
+use crate::entry::{Entry, EntryType};
+use crate::manager::SessionManager;
+
+/// When to compact and how much to keep (pi's `DEFAULT_COMPACTION_SETTINGS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactionSettings {
+    /// Whether compaction happens at all.
+    pub enabled: bool,
+    /// Tokens left free in the window for the reply (16,384).
+    pub reserve_tokens: u64,
+    /// Tokens of the most recent messages kept as they are (20,000).
+    pub keep_recent_tokens: u64,
+}
+
+impl Default for CompactionSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+        }
+    }
+}
+
+impl CompactionSettings {
+    /// pi's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Turns compaction on or off.
+    pub fn enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets the reserve.
+    pub fn reserve_tokens(mut self, tokens: u64) -> Self {
+        self.reserve_tokens = tokens;
+        self
+    }
+
+    /// Sets how many recent tokens are kept.
+    pub fn keep_recent_tokens(mut self, tokens: u64) -> Self {
+        self.keep_recent_tokens = tokens;
+        self
+    }
+}
+
+/// Whether a context of `context_tokens` in a window of `context_window` should be compacted
+/// (pi's `shouldCompact`).
+pub fn should_compact(
+    context_tokens: u64,
+    context_window: u64,
+    settings: &CompactionSettings,
+) -> bool {
+    settings.enabled && context_tokens > context_window.saturating_sub(settings.reserve_tokens)
+}
+
+/// The characters JavaScript counts (UTF-16 code units).
+fn js_len(text: &str) -> u64 {
+    text.encode_utf16().count() as u64
+}
+
+/// The characters an image is counted as.
+const IMAGE_CHARS: u64 = 4800;
+
+fn content_chars(content: Option<&Value>) -> u64 {
+    match content {
+        Some(Value::String(s)) => js_len(s),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b.get("text").and_then(Value::as_str).map_or(0, js_len),
+                Some("image") => IMAGE_CHARS,
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn str_len(value: Option<&Value>) -> u64 {
+    value.and_then(Value::as_str).map_or(0, js_len)
+}
+
+/// A message's tokens, estimated as characters / 4 rounded up (pi's `estimateTokens`).
+pub fn estimate_tokens(message: &Value) -> u64 {
+    let chars = match message.get("role").and_then(Value::as_str).unwrap_or("") {
+        "system" => {
+            let mut chars = content_chars(message.get("content"));
+            if let Some(Value::Object(sections)) = message.get("sections") {
+                chars += sections.values().map(|v| str_len(Some(v))).sum::<u64>();
+            }
+            if let Some(tools) = message.get("toolsAdded") {
+                chars += serde_json::to_string(tools).map_or(0, |s| js_len(&s));
+            }
+            chars
+        }
+        "user" | "custom" | "toolResult" => content_chars(message.get("content")),
+        "assistant" => message
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(0, |blocks| {
+                blocks
+                    .iter()
+                    .map(|b| match b.get("type").and_then(Value::as_str) {
+                        Some("text") => str_len(b.get("text")),
+                        Some("thinking") => str_len(b.get("thinking")),
+                        Some("toolCall") => {
+                            str_len(b.get("name"))
+                                + b.get("arguments")
+                                    .and_then(|a| serde_json::to_string(a).ok())
+                                    .map_or(0, |s| js_len(&s))
+                        }
+                        _ => 0,
+                    })
+                    .sum()
+            }),
+        "bashExecution" => str_len(message.get("command")) + str_len(message.get("output")),
+        "branchSummary" | "compactionSummary" => str_len(message.get("summary")),
+        _ => 0,
+    };
+    chars.div_ceil(4)
+}
+
+fn is_cut_point(message: &Value) -> bool {
+    matches!(
+        message.get("role").and_then(Value::as_str),
+        Some(
+            "user"
+                | "assistant"
+                | "bashExecution"
+                | "custom"
+                | "branchSummary"
+                | "compactionSummary"
+        )
+    )
+}
+
+fn is_turn_start(message: &Value) -> bool {
+    matches!(
+        message.get("role").and_then(Value::as_str),
+        Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
+    )
+}
+
+type Projected<'a> = (&'a Entry, Vec<Value>);
+
+fn starts_turn(entry: &Projected<'_>) -> bool {
+    entry.0.entry_type() != EntryType::Compaction && entry.1.iter().any(is_turn_start)
+}
+
+/// Where the kept part starts (pi's `findCutPoint` over the projected entries).
+struct CutPoint {
+    first_kept: usize,
+    turn_start: Option<usize>,
+}
+
+fn find_cut_point(
+    entries: &[Projected<'_>],
+    start: usize,
+    end: usize,
+    keep_recent: u64,
+) -> CutPoint {
+    let cut_points: Vec<usize> = (start..end)
+        .filter(|&i| {
+            entries[i].0.entry_type() != EntryType::Compaction
+                && entries[i].1.iter().any(is_cut_point)
+        })
+        .collect();
+    let Some(&first) = cut_points.first() else {
+        return CutPoint {
+            first_kept: start,
+            turn_start: None,
+        };
+    };
+    let mut cut = first;
+    let mut accumulated = 0;
+    for i in (start..end).rev() {
+        let tokens: u64 = entries[i].1.iter().map(estimate_tokens).sum();
+        if tokens == 0 {
+            continue;
+        }
+        accumulated += tokens;
+        if accumulated >= keep_recent {
+            // The nearest cut point at or after this entry: a run of tool results larger than
+            // the budget keeps the call they answer.
+            cut = cut_points
+                .iter()
+                .copied()
+                .find(|&c| c >= i)
+                .unwrap_or(cut_points[cut_points.len() - 1]);
+            break;
+        }
+    }
+    // Entries that add nothing to the context just before the cut are kept with it.
+    while cut > start {
+        let previous = &entries[cut - 1];
+        if previous.0.entry_type() == EntryType::Compaction || !previous.1.is_empty() {
+            break;
+        }
+        cut -= 1;
+    }
+    let turn_start = if starts_turn(&entries[cut]) {
+        None
+    } else {
+        (start..=cut).rev().find(|&i| starts_turn(&entries[i]))
+    };
+    CutPoint {
+        first_kept: cut,
+        turn_start,
+    }
+}
+
+/// What a compaction summarizes and keeps (pi's `CompactionPreparation`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CompactionPreparation {
+    /// The first entry kept as it is.
+    pub first_kept_entry_id: String,
+    /// The messages to summarize (system messages left out: the compaction carries them).
+    pub messages_to_summarize: Vec<Value>,
+    /// When the cut falls inside a turn: that turn's messages before the cut.
+    pub turn_prefix_messages: Vec<Value>,
+    /// The context's estimated tokens before compacting.
+    pub tokens_before: u64,
+    /// The summary of the previous compaction, to carry on.
+    pub previous_summary: Option<String>,
+}
+
+fn conversation(entries: &[Projected<'_>]) -> Vec<Value> {
+    entries
+        .iter()
+        .filter(|(e, _)| e.entry_type() != EntryType::Compaction)
+        .flat_map(|(_, m)| {
+            m.iter()
+                .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
+                .cloned()
+        })
+        .collect()
+}
+
+/// What compacting the session's current path would summarize and keep; `None` when the leaf
+/// is a compaction already or there is nothing to summarize.
+pub fn prepare_compaction(
+    session: &SessionManager,
+    settings: &CompactionSettings,
+) -> Option<CompactionPreparation> {
+    let path = session.branch_path(None);
+    if path
+        .last()
+        .is_some_and(|e| e.entry_type() == EntryType::Compaction)
+    {
+        return None;
+    }
+    let projected = context::projection(&path);
+    let previous = projected
+        .iter()
+        .position(|(e, m)| e.entry_type() == EntryType::Compaction && !m.is_empty());
+    let previous_summary = previous
+        .and_then(|i| projected[i].0.str_field("summary"))
+        .map(str::to_string);
+    let start = previous.map_or(0, |i| i + 1);
+    let messages: Vec<Value> = projected
+        .iter()
+        .flat_map(|(_, m)| m.iter().cloned())
+        .collect();
+    let system_tokens = current_system_message(&messages).map_or(0, |s| estimate_tokens(&s));
+    let tokens_before = system_tokens
+        + messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
+            .map(estimate_tokens)
+            .sum::<u64>();
+    let cut = find_cut_point(
+        &projected,
+        start,
+        projected.len(),
+        settings.keep_recent_tokens,
+    );
+    let first_kept_entry_id = projected.get(cut.first_kept)?.0.id()?.to_string();
+    let history_end = cut.turn_start.unwrap_or(cut.first_kept);
+    let messages_to_summarize = conversation(&projected[start..history_end.max(start)]);
+    let turn_prefix_messages = match cut.turn_start {
+        Some(turn) => conversation(&projected[turn..cut.first_kept]),
+        None => Vec::new(),
+    };
+    if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
+        return None;
+    }
+    Some(CompactionPreparation {
+        first_kept_entry_id,
+        messages_to_summarize,
+        turn_prefix_messages,
+        tokens_before,
+        previous_summary,
+    })
+}
+
+/// Compacts the session's current path: prepares it, asks `summarize` for the summary (the
+/// application's summarizer, a model call with pi's prompt or anything else), and appends
+/// the `compaction` entry. `Ok(None)` when there is nothing to compact.
+pub fn compact<E>(
+    session: &mut SessionManager,
+    settings: &CompactionSettings,
+    summarize: impl FnOnce(&CompactionPreparation) -> Result<String, E>,
+) -> Result<Option<String>, CompactError<E>> {
+    let Some(preparation) = prepare_compaction(session, settings) else {
+        return Ok(None);
+    };
+    let summary = summarize(&preparation).map_err(CompactError::Summarize)?;
+    let record = CompactionRecord::new(
+        summary,
+        Some(preparation.first_kept_entry_id.clone()),
+        preparation.tokens_before,
+    );
+    session
+        .append_compaction(record)
+        .map(Some)
+        .map_err(CompactError::Session)
+}
+
+/// Why [`compact`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError<E> {
+    /// The summarizer failed; nothing was appended.
+    #[error("the summarizer failed; the session is unchanged")]
+    Summarize(E),
+    /// The compaction entry could not be appended.
+    #[error("the compaction could not be appended: {0}")]
+    Session(#[from] crate::error::SessionError),
+}

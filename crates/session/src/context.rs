@@ -1,0 +1,397 @@
+//! The context a request is built from, as pi's `buildSessionContext`: the path from the leaf
+//! to the root, the latest compaction's summary in place of what it summarized, context edits
+//! applied, and the model and thinking level in force.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::entry::{Entry, EntryType};
+use crate::time::iso_to_millis_json;
+
+/// What a request is built from: the agent messages (raw JSON, any role pi has:
+/// `system`, `user`, `assistant`, `toolResult`, `custom`, `compactionSummary`,
+/// `branchSummary`, …), the thinking level and the model. Serializes as pi's `SessionContext`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionContext {
+    /// The messages, oldest first.
+    pub messages: Vec<Value>,
+    /// The thinking level in force (`off` unless a `thinking_level_change` set one).
+    pub thinking_level: String,
+    /// The model in force: `{provider, modelId}` of the last model change or assistant message.
+    pub model: Option<Value>,
+}
+
+/// The text pi puts around a compaction summary when it becomes a user message.
+pub const COMPACTION_SUMMARY_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+/// The text after a compaction summary.
+pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+/// The text pi puts before a branch summary.
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+/// The text after a branch summary.
+pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+
+/// The path from the root to `leaf` (pi's `buildSessionPath`: `None` is the empty path; an id
+/// not found starts from the last entry).
+pub(crate) fn path<'a>(
+    entries: &'a [Entry],
+    by_id: &HashMap<String, usize>,
+    leaf: Option<&str>,
+) -> Vec<&'a Entry> {
+    let Some(leaf) = leaf else {
+        return Vec::new();
+    };
+    let start = by_id
+        .get(leaf)
+        .map(|&i| &entries[i])
+        .or_else(|| entries.last());
+    let mut path = Vec::new();
+    let mut current = start;
+    while let Some(entry) = current {
+        // A cycle in a hand-made file must not loop forever.
+        if path.len() > entries.len() {
+            break;
+        }
+        path.push(entry);
+        current = entry
+            .parent_id()
+            .and_then(|p| by_id.get(p))
+            .map(|&i| &entries[i]);
+    }
+    path.reverse();
+    path
+}
+
+fn is_system_message(entry: &Entry) -> bool {
+    entry.message_role() == Some("system")
+}
+
+/// The path with the latest compaction honoured (pi's `buildContextEntries`): the compaction
+/// first, then the non-system entries from its `firstKeptEntryId` up to it, then everything
+/// after it.
+pub(crate) fn context_entries<'a>(path: &[&'a Entry]) -> Vec<&'a Entry> {
+    let Some(index) = path
+        .iter()
+        .rposition(|e| e.entry_type() == EntryType::Compaction)
+    else {
+        return path.to_vec();
+    };
+    let compaction = path[index];
+    let first_kept = compaction.str_field("firstKeptEntryId");
+    let mut out = vec![compaction];
+    let mut found = false;
+    for entry in &path[..index] {
+        if entry.id().is_some() && entry.id() == first_kept {
+            found = true;
+        }
+        if found && !is_system_message(entry) {
+            out.push(entry);
+        }
+    }
+    out.extend_from_slice(&path[index + 1..]);
+    out
+}
+
+/// The messages one entry contributes (pi's `sessionEntryToContextMessages`).
+pub(crate) fn entry_messages(entry: &Entry) -> Vec<Value> {
+    match entry.entry_type() {
+        EntryType::Message => {
+            let Some(message) = entry.get("message") else {
+                return Vec::new();
+            };
+            let mut message = message.clone();
+            if let Value::Object(object) = &mut message {
+                let role = object.get("role").and_then(Value::as_str).unwrap_or("");
+                let missing = object.get("content").is_none_or(Value::is_null);
+                if missing && role == "system" {
+                    object.insert("content".into(), "".into());
+                } else if missing && matches!(role, "user" | "assistant" | "toolResult") {
+                    object.insert("content".into(), Value::Array(Vec::new()));
+                }
+            }
+            vec![message]
+        }
+        EntryType::CustomMessage => {
+            let mut m = Map::new();
+            m.insert("role".into(), "custom".into());
+            copy(entry, &mut m, "customType", "customType");
+            let content = entry
+                .get("content")
+                .filter(|c| !c.is_null())
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new()));
+            m.insert("content".into(), content);
+            copy(entry, &mut m, "display", "display");
+            copy(entry, &mut m, "details", "details");
+            m.insert(
+                "timestamp".into(),
+                iso_to_millis_json(entry.get("timestamp")),
+            );
+            vec![Value::Object(m)]
+        }
+        EntryType::BranchSummary => {
+            let summary = entry.get("summary");
+            if !summary.is_some_and(truthy) {
+                return Vec::new();
+            }
+            let mut m = Map::new();
+            m.insert("role".into(), "branchSummary".into());
+            copy(entry, &mut m, "summary", "summary");
+            copy(entry, &mut m, "fromId", "fromId");
+            m.insert(
+                "timestamp".into(),
+                iso_to_millis_json(entry.get("timestamp")),
+            );
+            vec![Value::Object(m)]
+        }
+        EntryType::Compaction => {
+            let mut m = Map::new();
+            m.insert("role".into(), "compactionSummary".into());
+            copy(entry, &mut m, "summary", "summary");
+            copy(entry, &mut m, "tokensBefore", "tokensBefore");
+            m.insert(
+                "timestamp".into(),
+                iso_to_millis_json(entry.get("timestamp")),
+            );
+            match entry.get("systemMessage").filter(|s| truthy(s)) {
+                Some(system) => vec![system.clone(), Value::Object(m)],
+                None => vec![Value::Object(m)],
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// JavaScript truthiness of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// Copies a field when present and not null (JSON.stringify drops `undefined`; pi's objects
+/// carry the entry's own value, so a `null` stays `null`).
+fn copy(entry: &Entry, into: &mut Map<String, Value>, from: &str, to: &str) {
+    if let Some(value) = entry.get(from) {
+        into.insert(to.into(), value.clone());
+    }
+}
+
+/// The messages of one entry with its latest context edit applied (pi's
+/// `projectContextEntry`).
+fn project(entry: &Entry, edit: Option<&Entry>) -> Vec<Value> {
+    let messages = entry_messages(entry);
+    let Some(edit) = edit else {
+        return messages;
+    };
+    let replacement = match edit.get("replacement") {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(r) => r,
+    };
+    let content = replacement.get("content").cloned();
+    messages
+        .into_iter()
+        .map(|mut message| {
+            let role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if !matches!(
+                role.as_str(),
+                "user" | "assistant" | "toolResult" | "custom"
+            ) {
+                return message;
+            }
+            let new_content = match &content {
+                Some(Value::String(text)) if role == "assistant" || role == "toolResult" => {
+                    serde_json::json!([{ "type": "text", "text": text }])
+                }
+                Some(c) => c.clone(),
+                None => Value::Null,
+            };
+            if let Value::Object(object) = &mut message {
+                if content.is_none() {
+                    object.remove("content");
+                } else {
+                    object.insert("content".into(), new_content);
+                }
+            }
+            message
+        })
+        .collect()
+}
+
+/// The thinking level and model set along `path` (pi's `getSessionContextSettings`).
+fn settings(path: &[&Entry]) -> (String, Option<Value>) {
+    let mut thinking = Value::from("off");
+    let mut model = None;
+    for entry in path {
+        match entry.entry_type() {
+            EntryType::ThinkingLevelChange => {
+                thinking = entry.get("thinkingLevel").cloned().unwrap_or(Value::Null);
+            }
+            EntryType::ModelChange => {
+                model = Some(model_ref(entry.get("provider"), entry.get("modelId")));
+            }
+            EntryType::Message if entry.message_role() == Some("assistant") => {
+                let message = entry.get("message");
+                model = Some(model_ref(
+                    message.and_then(|m| m.get("provider")),
+                    message.and_then(|m| m.get("model")),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let thinking = thinking.as_str().unwrap_or("off").to_string();
+    (thinking, model)
+}
+
+fn model_ref(provider: Option<&Value>, model_id: Option<&Value>) -> Value {
+    let mut m = Map::new();
+    if let Some(p) = provider {
+        m.insert("provider".into(), p.clone());
+    }
+    if let Some(id) = model_id {
+        m.insert("modelId".into(), id.clone());
+    }
+    Value::Object(m)
+}
+
+/// The selected entries of the path to `leaf`, each with the messages it contributes after
+/// context edits (pi's `buildSessionProjection().entries`).
+pub(crate) fn projection<'a>(path: &[&'a Entry]) -> Vec<(&'a Entry, Vec<Value>)> {
+    let selected = context_entries(path);
+    let mut edits: HashMap<&str, &Entry> = HashMap::new();
+    for entry in &selected {
+        if entry.entry_type() == EntryType::ContextEdit {
+            if let Some(target) = entry.str_field("targetId") {
+                edits.insert(target, entry);
+            }
+        }
+    }
+    selected
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            // Only the newest compaction (first) contributes a summary; an older one can be
+            // kept because its id lies in the retained range.
+            if index > 0 && entry.entry_type() == EntryType::Compaction {
+                return (*entry, Vec::new());
+            }
+            let edit = entry.id().and_then(|id| edits.get(id)).copied();
+            (*entry, project(entry, edit))
+        })
+        .collect()
+}
+
+/// The context of the path to `leaf` (pi's `buildSessionContext`).
+pub(crate) fn build(
+    entries: &[Entry],
+    by_id: &HashMap<String, usize>,
+    leaf: Option<&str>,
+) -> SessionContext {
+    let path = path(entries, by_id, leaf);
+    let (thinking_level, model) = settings(&path);
+    let messages = projection(&path).into_iter().flat_map(|(_, m)| m).collect();
+    SessionContext {
+        messages,
+        thinking_level,
+        model,
+    }
+}
+/// pi's `getCurrentSystemMessage`: every system message replayed into one (content appended,
+/// sections patched by name, tools added and removed); `None` when there is none and no tool.
+pub(crate) fn current_system_message(messages: &[Value]) -> Option<Value> {
+    let mut content: Vec<String> = Vec::new();
+    let mut sections: Vec<(String, Value)> = Vec::new();
+    let mut tools: Vec<(String, Value)> = Vec::new();
+    let mut timestamp: Option<Value> = None;
+    for message in messages {
+        if message.get("role").and_then(Value::as_str) != Some("system") {
+            continue;
+        }
+        if timestamp.is_none() {
+            timestamp = message.get("timestamp").cloned();
+        }
+        let text = content_text(message.get("content"));
+        if !text.is_empty() {
+            content.push(text);
+        }
+        if let Some(Value::Object(patch)) = message.get("sections") {
+            for (name, value) in patch {
+                if value.is_null() {
+                    sections.retain(|(n, _)| n != name);
+                } else if let Some(slot) = sections.iter_mut().find(|(n, _)| n == name) {
+                    slot.1 = value.clone();
+                } else {
+                    sections.push((name.clone(), value.clone()));
+                }
+            }
+        }
+        for removed in list(message.get("toolsRemoved")) {
+            let name = removed.get("name").and_then(Value::as_str).unwrap_or("");
+            tools.retain(|(n, _)| n != name);
+        }
+        for added in list(message.get("toolsAdded")) {
+            let name = added
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if let Some(slot) = tools.iter_mut().find(|(n, _)| *n == name) {
+                slot.1 = added.clone();
+            } else {
+                tools.push((name, added.clone()));
+            }
+        }
+    }
+    if timestamp.is_none() && tools.is_empty() {
+        return None;
+    }
+    let mut m = Map::new();
+    m.insert("role".into(), "system".into());
+    m.insert("content".into(), content.join("\n\n").into());
+    if !sections.is_empty() {
+        m.insert(
+            "sections".into(),
+            Value::Object(sections.into_iter().collect()),
+        );
+    }
+    if !tools.is_empty() {
+        m.insert(
+            "toolsAdded".into(),
+            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
+        );
+    }
+    m.insert("timestamp".into(), timestamp.unwrap_or(Value::from(0)));
+    Some(Value::Object(m))
+}
+
+fn list(value: Option<&Value>) -> &[Value] {
+    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// pi's `contentText`: a string, or the text blocks joined by newlines.
+pub(crate) fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}

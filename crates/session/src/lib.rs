@@ -1,0 +1,67 @@
+//! pi's sessions for oxpi: the JSONL files pi-coding-agent 1.6 writes
+//! (`~/.pi/agent/sessions/--<cwd>--/<timestamp>_<id>.jsonl`), read, migrated from v1 and v2,
+//! and appended to, so a session moves between pi and oxpi.
+//!
+//! A file is a header line and one entry per line; entries form a tree through `id` and
+//! `parentId`, and a leaf pointer says where the next entry goes. [`SessionManager`] creates,
+//! opens, continues, forks and branches sessions; [`SessionManager::build_session_context`]
+//! gives what a request is built from (the latest compaction's summary and the messages it
+//! kept), as pi's `buildSessionContext`; [`to_llm_messages`] turns that into `oxpi_ai`
+//! messages.
+//!
+//! Entries are kept as their raw JSON objects: every field, every message role and every entry
+//! type oxpi does not know are written back as they were read. Typed access to a message is
+//! [`Entry::message`].
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use oxpi_session::{session_dir_for, SessionManager};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let cwd = Path::new("/work/project");
+//! let dir = session_dir_for(Path::new("/home/me/.pi/agent"), cwd);
+//! let mut session = SessionManager::continue_recent(cwd, &dir)?;
+//! for issue in session.load_issues() {
+//!     eprintln!("{issue}");
+//! }
+//! session.append_message(&oxpi_ai::Message::user("go on"))?;
+//! let context = session.build_session_context();
+//! let messages = oxpi_session::to_llm_messages(&context.messages)?;
+//! # let _ = messages;
+//! # Ok(())
+//! # }
+//! ```
+
+mod appends;
+mod bind;
+mod compaction;
+mod context;
+mod entry;
+mod error;
+mod file;
+mod ids;
+mod list;
+mod llm;
+mod manager;
+mod migrate;
+mod time;
+mod tree;
+
+pub use appends::CompactionRecord;
+pub use bind::{bind_agent, BindError, SessionBinding};
+pub use compaction::{
+    compact, estimate_tokens, prepare_compaction, should_compact, CompactError,
+    CompactionPreparation, CompactionSettings,
+};
+pub use context::{
+    SessionContext, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+};
+pub use entry::{Entry, EntryType, SessionHeader, CURRENT_SESSION_VERSION};
+pub use error::{Result, SessionError};
+pub use file::{LoadIssue, LoadIssueKind, MAX_SESSION_FILE_BYTES};
+pub use list::{
+    default_agent_dir, list_sessions, most_recent_session, session_dir_for, SessionInfo,
+};
+pub use llm::{to_llm_messages, ConvertError};
+pub use manager::{NewSessionOptions, SessionManager};

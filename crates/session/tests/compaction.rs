@@ -1,0 +1,239 @@
+//! Compaction: thresholds, token estimates, the cut point (never between a tool call and its
+//! result), the previous summary carried on; and pi's own `prepareCompaction` on the same file.
+
+mod common;
+
+use oxpi_session::{
+    compact, estimate_tokens, prepare_compaction, should_compact, CompactionSettings,
+    NewSessionOptions, SessionManager,
+};
+use serde_json::{json, Value};
+
+fn assistant_call(id: &str, ts: i64) -> Value {
+    json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": "read", "arguments": {"path": "a.txt"}}],
+           "api": "faux", "provider": "faux", "model": "faux-1", "stopReason": "toolUse", "timestamp": ts,
+           "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
+}
+
+fn tool_result(id: &str, chars: usize, ts: i64) -> Value {
+    json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+           "content": [{"type": "text", "text": "r".repeat(chars)}], "isError": false, "timestamp": ts})
+}
+
+/// `turns` turns of a user message (400 chars), a tool call, its result (`result_chars`) and
+/// a reply (40 chars).
+fn long_session(d: &common::Dirs, turns: usize, result_chars: usize) -> SessionManager {
+    let mut s =
+        SessionManager::create(&d.cwd, &d.sessions, NewSessionOptions::new()).expect("create");
+    for t in 0..turns {
+        let ts = t as i64 * 10;
+        s.append_message_json(json!({"role": "user", "content": "u".repeat(400), "timestamp": ts}))
+            .expect("user");
+        s.append_message_json(assistant_call(&format!("call-{t}"), ts + 1))
+            .expect("call");
+        s.append_message_json(tool_result(&format!("call-{t}"), result_chars, ts + 2))
+            .expect("result");
+        s.append_message_json(json!({"role": "assistant", "content": [{"type": "text", "text": "a".repeat(40)}],
+            "api": "faux", "provider": "faux", "model": "faux-1", "stopReason": "stop", "timestamp": ts + 3,
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}))
+            .expect("reply");
+    }
+    s
+}
+
+/// Every tool result in `messages` follows the call it answers.
+fn assert_paired(messages: &[Value]) {
+    for (i, m) in messages.iter().enumerate() {
+        if m["role"] == "toolResult" {
+            let previous = i.checked_sub(1).map(|p| &messages[p]);
+            let calls: Vec<&Value> = previous
+                .and_then(|p| p["content"].as_array())
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "toolCall")
+                .map(|b| &b["id"])
+                .collect();
+            assert!(
+                calls.contains(&&m["toolCallId"]),
+                "result {i} without its call: {messages:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn thresholds_and_estimates_are_pi_s() {
+    let settings = CompactionSettings::new();
+    assert_eq!(
+        (settings.reserve_tokens, settings.keep_recent_tokens),
+        (16_384, 20_000)
+    );
+    assert!(!should_compact(100_000 - 16_384, 100_000, &settings));
+    assert!(should_compact(100_000 - 16_384 + 1, 100_000, &settings));
+    assert!(!should_compact(
+        1_000_000,
+        100_000,
+        &settings.clone().enabled(false)
+    ));
+    // Characters as JavaScript counts them (UTF-16), / 4 rounded up.
+    assert_eq!(
+        estimate_tokens(&json!({"role": "user", "content": "abcde"})),
+        2
+    );
+    assert_eq!(
+        estimate_tokens(&json!({"role": "user", "content": "😀😀"})),
+        1
+    );
+    assert_eq!(
+        estimate_tokens(&json!({"role": "assistant", "content": [
+            {"type": "text", "text": "abcd"}, {"type": "thinking", "thinking": "efgh"},
+            {"type": "toolCall", "id": "x", "name": "ls", "arguments": {"a": 1}}]})),
+        5 // 4 + 4 + 2 + 7 = 17 chars
+    );
+    assert_eq!(
+        estimate_tokens(
+            &json!({"role": "user", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]})
+        ),
+        1200
+    );
+}
+
+#[test]
+fn the_cut_keeps_the_recent_tokens_and_never_splits_a_call_from_its_result() {
+    let d = common::dirs();
+    let mut s = long_session(&d, 10, 800);
+    let settings = CompactionSettings::new().keep_recent_tokens(500);
+    let prep = prepare_compaction(&s, &settings).expect("something to compact");
+    let first = s.entry(&prep.first_kept_entry_id).expect("first kept");
+    assert_ne!(first.message_role(), Some("toolResult"));
+    // Each turn is 100 + 5 + 200 + 10 tokens; 500 reach into the second-to-last turn, whose
+    // reply is the nearest cut point: the cut falls inside that turn.
+    assert_eq!(
+        first.message_json().map(|m| m["timestamp"].clone()),
+        Some(json!(83))
+    );
+    assert_eq!(prep.turn_prefix_messages.len(), 3);
+    assert_eq!(prep.messages_to_summarize.len(), 8 * 4);
+    assert_eq!(prep.tokens_before, 10 * 315);
+    assert_eq!(prep.previous_summary, None);
+
+    let id = compact(&mut s, &settings, |p| {
+        Ok::<_, String>(format!("summary of {}", p.messages_to_summarize.len()))
+    })
+    .expect("compact")
+    .expect("appended");
+    let messages = s.build_session_context().messages;
+    assert_eq!(messages[0]["role"], json!("compactionSummary"));
+    assert_eq!(messages[0]["summary"], json!("summary of 32"));
+    assert_eq!(messages.len(), 1 + 1 + 4);
+    assert_paired(&messages);
+
+    // Ten more turns, compacted again: the first summary is handed on.
+    for t in 10..20 {
+        let ts = t as i64 * 10;
+        s.append_message_json(json!({"role": "user", "content": "u".repeat(400), "timestamp": ts}))
+            .expect("user");
+        s.append_message_json(assistant_call(&format!("call-{t}"), ts + 1))
+            .expect("call");
+        s.append_message_json(tool_result(&format!("call-{t}"), 800, ts + 2))
+            .expect("result");
+    }
+    let mut seen_previous = None;
+    compact(&mut s, &settings, |p| {
+        seen_previous = p.previous_summary.clone();
+        Ok::<_, String>("second".into())
+    })
+    .expect("compact")
+    .expect("appended");
+    assert_eq!(seen_previous.as_deref(), Some("summary of 32"));
+    assert_ne!(s.entry(&id).map(|e| e.type_name()), None);
+    assert_paired(&s.build_session_context().messages);
+}
+
+#[test]
+fn tool_results_larger_than_the_budget_keep_the_call_they_answer() {
+    let d = common::dirs();
+    let s = long_session(&d, 3, 40_000);
+    let mut s = s;
+    s.append_message_json(json!({"role": "user", "content": "last", "timestamp": 100}))
+        .expect("user");
+    s.append_message_json(assistant_call("big", 101))
+        .expect("call");
+    s.append_message_json(tool_result("big", 200_000, 102))
+        .expect("result");
+    let prep =
+        prepare_compaction(&s, &CompactionSettings::new().keep_recent_tokens(1_000)).expect("prep");
+    let first = s.entry(&prep.first_kept_entry_id).expect("first");
+    assert_eq!(
+        first.message_json().map(|m| m["timestamp"].clone()),
+        Some(json!(101)),
+        "the call, not its result"
+    );
+}
+
+#[test]
+fn a_summarizer_that_fails_leaves_the_session_unchanged() {
+    let d = common::dirs();
+    let mut s = long_session(&d, 4, 800);
+    let before = s.entries().count();
+    let err = compact(
+        &mut s,
+        &CompactionSettings::new().keep_recent_tokens(300),
+        |_| Err("model down"),
+    )
+    .expect_err("fails");
+    assert!(matches!(
+        err,
+        oxpi_session::CompactError::Summarize("model down")
+    ));
+    assert_eq!(s.entries().count(), before);
+}
+
+#[test]
+fn pi_prepares_the_same_compaction() {
+    let Some(prefix) = common::pi::pi("pi_prepares_the_same_compaction") else {
+        return;
+    };
+    let d = common::dirs();
+    let mut s = long_session(&d, 10, 800);
+    let settings = CompactionSettings::new().keep_recent_tokens(500);
+    compact(&mut s, &settings, |_| {
+        Ok::<_, String>("first summary".into())
+    })
+    .expect("compact");
+    for t in 10..14 {
+        let ts = t as i64 * 10;
+        s.append_message_json(json!({"role": "user", "content": "u".repeat(400), "timestamp": ts}))
+            .expect("user");
+        s.append_message_json(assistant_call(&format!("call-{t}"), ts + 1))
+            .expect("call");
+        s.append_message_json(tool_result(&format!("call-{t}"), 800, ts + 2))
+            .expect("result");
+    }
+    let file = s
+        .session_file()
+        .expect("file")
+        .to_string_lossy()
+        .into_owned();
+    for keep in [1u64, 300, 500, 900, 5_000] {
+        let ours = prepare_compaction(&s, &CompactionSettings::new().keep_recent_tokens(keep));
+        let theirs = common::pi::run(
+            &prefix,
+            "compact.mjs",
+            include_str!("pi/compact.mjs"),
+            &[&file, &keep.to_string()],
+        );
+        let ours = ours.map_or(Value::Null, |ours| {
+            json!({
+                "firstKeptEntryId": ours.first_kept_entry_id,
+                "messagesToSummarize": ours.messages_to_summarize,
+                "turnPrefixMessages": ours.turn_prefix_messages,
+                "tokensBefore": ours.tokens_before,
+                "previousSummary": ours.previous_summary,
+            })
+        });
+        assert_eq!(common::as_js(&ours), theirs, "keepRecentTokens {keep}");
+    }
+}
