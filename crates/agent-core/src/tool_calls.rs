@@ -97,8 +97,11 @@ fn to_results(calls: &[ToolCall], outcomes: Vec<ToolOutcome>) -> Vec<ToolResultM
             tool_name: call.name.clone(),
             content: outcome.result.content,
             details: outcome.result.details,
+            usage: None,
+            nested_calls: None,
             is_error: outcome.is_error,
             timestamp: oxpi_ai::now_millis(),
+            duration_ms: None,
         })
         .collect()
 }
@@ -173,7 +176,7 @@ async fn prepare(
             )
         }
         StopReason::Length => return Prepared::Refused(length_cut_text(&call.name)),
-        StopReason::Stop | StopReason::ToolUse => {}
+        StopReason::Stop | StopReason::ToolUse | StopReason::Pending | StopReason::Deferred => {}
     }
     if cancel.is_cancelled() {
         return Prepared::Refused(NOT_EXECUTED_ABORTED.into());

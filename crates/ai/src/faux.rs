@@ -156,7 +156,7 @@ struct Seen {
     tools: Vec<String>,
 }
 
-const ROLES: [&str; 3] = ["user", "assistant", "toolResult"];
+const ROLES: [&str; 4] = ["user", "assistant", "toolResult", "system"];
 
 impl Seen {
     fn of(context: &Context) -> Self {
@@ -166,6 +166,7 @@ impl Seen {
                 .messages
                 .iter()
                 .map(|m| match m {
+                    crate::Message::System(_) => 3,
                     crate::Message::User(_) => 0,
                     crate::Message::Assistant(_) => 1,
                     crate::Message::ToolResult(_) => 2,

@@ -69,5 +69,13 @@ pub use types::model::{
     API_BEDROCK_CONVERSE_STREAM, API_FAUX, API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX,
     API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
 };
+pub use types::record::{
+    AssistantMessageDiagnostic, DeferredHandle, DiagnosticError, NestedCallStatus,
+    NestedToolCallRecord, NestedToolCalls,
+};
+pub use types::system::{
+    Sections, SystemContentBlock, SystemMessage, SystemMessageContent, ToolReference,
+};
+pub use types::thinking::{clamp_thinking_level, supported_thinking_levels, ThinkingLevel};
 pub use types::usage::{Usage, UsageCost};
 pub use types::wire_api::WireApi;

@@ -187,6 +187,7 @@ impl Model {
             cache_read: per(usage.cache_read, self.cost.cache_read),
             cache_write: per(usage.cache_write, self.cost.cache_write),
             total: 0.0,
+            total_from_provider: None,
         };
         cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
         usage.cost = cost;

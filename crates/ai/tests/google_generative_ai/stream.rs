@@ -447,6 +447,7 @@ async fn request_carries_images_tools_and_tool_result_images() {
         name: "shot".into(),
         description: "Take a screenshot".into(),
         parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        constrained_sampling: None,
     };
     let context = Context::new("sys")
         .with_message(Message::User(UserMessage {
@@ -506,6 +507,7 @@ async fn legacy_parameters_are_sanitised_or_refused_before_any_request() {
         name: "t".into(),
         description: "d".into(),
         parameters,
+        constrained_sampling: None,
     };
     let context = user_context("hi").with_tool(tool(json!({
         "type": "object",

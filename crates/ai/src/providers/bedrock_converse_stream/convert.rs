@@ -255,6 +255,9 @@ fn convert_messages(
     for message in messages.iter() {
         let is_result = matches!(message, Message::ToolResult(_));
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let content = match &user.content {
                     UserMessageContent::Text(text) => vec![json!({"text": text})],

@@ -185,6 +185,9 @@ pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
     while let Some(message) = messages.get(index) {
         index += 1;
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let parts = match &user.content {
                     UserMessageContent::Text(text) => text_part(text).into_iter().collect(),

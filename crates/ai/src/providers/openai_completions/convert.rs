@@ -194,6 +194,9 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
     let mut last_was_tool = false;
     for message in &messages {
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 if last_was_tool && compat.requires_assistant_after_tool_result {
                     out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));

@@ -216,6 +216,9 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
     }
     for message in transform_messages(&context.messages, model, responses_tool_id) {
         match &message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let parts = match &user.content {
                     UserMessageContent::Text(text) => {
