@@ -364,6 +364,8 @@ impl FauxProvider {
         }
         let mut usage = reply.usage;
         model.calculate_cost(&mut usage);
+        // pi's faux provider prices nothing, so its cost has no `totalFromProvider`.
+        usage.cost.total_from_provider = reply.usage.cost.total_from_provider;
         out.set_usage(usage);
         if let Some(error) = reply.error {
             out.fail(Failure::provider(error)).await;

@@ -144,7 +144,7 @@ fn effort(model: &Model, level: ReasoningLevel) -> String {
     match level {
         ReasoningLevel::Minimal | ReasoningLevel::Low => "low",
         ReasoningLevel::Medium => "medium",
-        ReasoningLevel::High | ReasoningLevel::Xhigh => "high",
+        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => "high",
     }
     .into()
 }

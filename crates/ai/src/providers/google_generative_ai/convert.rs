@@ -107,7 +107,7 @@ pub fn tool_config(choice: &ToolChoice) -> Value {
 pub fn thinking_config(model: &Model, level: ReasoningLevel, budgets: &ThinkingBudgets) -> Value {
     let id = model.id.to_ascii_lowercase();
     let level = match level {
-        ReasoningLevel::Xhigh => ReasoningLevel::High,
+        ReasoningLevel::Xhigh | ReasoningLevel::Max => ReasoningLevel::High,
         other => other,
     };
     if id.contains("gemini-3") {
@@ -135,7 +135,7 @@ pub fn thinking_config(model: &Model, level: ReasoningLevel, budgets: &ThinkingB
         ReasoningLevel::Minimal => budgets.minimal,
         ReasoningLevel::Low => budgets.low,
         ReasoningLevel::Medium => budgets.medium,
-        ReasoningLevel::High | ReasoningLevel::Xhigh => budgets.high,
+        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => budgets.high,
     };
     if let Some(budget) = custom {
         return json!({"includeThoughts": true, "thinkingBudget": budget});
