@@ -242,6 +242,10 @@ pub struct Model {
     /// Sampling parameters per (clamped) thinking level, over `sampling_params`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
+    /// Fields of pi's JSON that oxpi does not model (a pi gateway's `lab`, `enabled`,
+    /// `providers`, `free`), kept so a model serializes back unchanged.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 fn text_only() -> Vec<InputKind> {
@@ -276,6 +280,7 @@ impl Model {
             prompt_cache: None,
             sampling_params: None,
             sampling_params_by_thinking_level: None,
+            extra: Map::new(),
         }
     }
 
