@@ -1,5 +1,5 @@
 //! `cargo xtask models`: regenerates oxpi-ai's model catalogue (`crates/ai/data/models.json`)
-//! from pi-ai's published model list, so users get every pi model without Node.
+//! from pi-ai 1.6's published model list, so users get every pi model without Node.
 
 use std::path::Path;
 use std::process::Command;
@@ -9,10 +9,11 @@ use crate::bench::env::Node;
 const USAGE: &str = "\
 cargo xtask models [--check]
 
-Regenerates crates/ai/data/models.json from pi-ai 0.73.1's model list (installed with npm into
-$OXPI_HOME/bench on first use; needs Node and npm): every model of every API but
-openai-codex-responses, in pi's JSON shape, one per line. Re-run it when pi is updated (change
-PI_TS_VERSION in xtask/src/bench/env.rs), then run `cargo test -p oxpi-ai --test catalogue`.
+Regenerates crates/ai/data/models.json from pi-ai 1.6.0's model list (@earendil-works/pi-ai/compat
+getProviders/getModels; installed with npm into $OXPI_HOME/bench on first use; needs Node and
+npm): every chat model of every provider, in pi's JSON shape, one per line. Re-run it when pi is
+updated (change PI16_VERSION in xtask/src/bench/env.rs), then run
+`cargo test -p oxpi-ai --test catalogue`.
 
 Options:
   --check     Fail if the committed file differs from what pi lists now (writes nothing)
@@ -46,7 +47,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         println!("{USAGE}");
         return Ok(true);
     }
-    let node = Node::prepare()?;
+    let node = Node::prepare_pi16()?;
     let script = root.join("bench/node/models.mjs");
     println!(
         "==> node {} {}",
@@ -90,7 +91,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     Ok(true)
 }
 
-/// `959 models of 30 providers` from the generated file.
+/// `1698 models of 42 providers` from the generated file.
 fn summarize(generated: &str) -> Result<String, String> {
     let value: serde_json::Value = serde_json::from_str(generated)
         .map_err(|e| format!("the generated catalogue is not JSON: {e}"))?;

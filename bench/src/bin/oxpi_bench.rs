@@ -122,6 +122,7 @@ fn write_tool() -> Tool {
             "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
             "required": ["path", "content"]
         }),
+        constrained_sampling: None,
     }
 }
 

@@ -264,11 +264,11 @@ trait ErasedTool: Send + Sync {
 ///     }
 /// }
 ///
-/// let definition = oxpi_ai::Tool {
-///     name: "shout".into(),
-///     description: "Repeat the text, louder".into(),
-///     parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-/// };
+/// let definition = oxpi_ai::Tool::new(
+///     "shout",
+///     "Repeat the text, louder",
+///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+/// );
 /// let handle = AgentToolHandle::from_definition(definition, "Shout", Shout).unwrap();
 /// assert_eq!(handle.name(), "shout");
 /// ```

@@ -108,7 +108,9 @@ async fn check(site: &CallSite<'_>, call: &ToolCall) -> Prepared {
             "Tool call was not executed: the reply failed before it was complete",
         )),
         StopReason::Length => Prepared::Refused(error_outcome(length_cut_text(&call.name))),
-        StopReason::Stop | StopReason::ToolUse => prepare(site, call).await,
+        StopReason::Stop | StopReason::ToolUse | StopReason::Pending | StopReason::Deferred => {
+            prepare(site, call).await
+        }
     }
 }
 
@@ -143,8 +145,11 @@ fn to_result(call: &ToolCall, outcome: ToolOutcome) -> ToolResultMessage {
         tool_name: call.name.clone(),
         content: outcome.result.content,
         details: outcome.result.details,
+        usage: outcome.result.usage,
+        nested_calls: None,
         is_error: outcome.is_error,
         timestamp: oxpi_ai::now_millis(),
+        duration_ms: outcome.duration_ms,
     }
 }
 

@@ -156,7 +156,7 @@ struct Seen {
     tools: Vec<String>,
 }
 
-const ROLES: [&str; 3] = ["user", "assistant", "toolResult"];
+const ROLES: [&str; 4] = ["user", "assistant", "toolResult", "system"];
 
 impl Seen {
     fn of(context: &Context) -> Self {
@@ -166,6 +166,7 @@ impl Seen {
                 .messages
                 .iter()
                 .map(|m| match m {
+                    crate::Message::System(_) => 3,
                     crate::Message::User(_) => 0,
                     crate::Message::Assistant(_) => 1,
                     crate::Message::ToolResult(_) => 2,
@@ -363,6 +364,8 @@ impl FauxProvider {
         }
         let mut usage = reply.usage;
         model.calculate_cost(&mut usage);
+        // pi's faux provider prices nothing, so its cost has no `totalFromProvider`.
+        usage.cost.total_from_provider = reply.usage.cost.total_from_provider;
         out.set_usage(usage);
         if let Some(error) = reply.error {
             out.fail(Failure::provider(error)).await;

@@ -65,9 +65,18 @@ pub use types::message::{
     UserMessageContent,
 };
 pub use types::model::{
-    InputKind, Model, ModelCost, API_ANTHROPIC_MESSAGES, API_AZURE_OPENAI_RESPONSES,
-    API_BEDROCK_CONVERSE_STREAM, API_FAUX, API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX,
-    API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
+    CostTier, ImageLimits, ImageResize, InputKind, InputLimits, Model, ModelCost, PromptCache,
+    API_ANTHROPIC_MESSAGES, API_AZURE_OPENAI_RESPONSES, API_BEDROCK_CONVERSE_STREAM, API_FAUX,
+    API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX, API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS,
+    API_OPENAI_RESPONSES,
 };
+pub use types::record::{
+    AssistantMessageDiagnostic, DeferredHandle, DiagnosticError, NestedCallStatus,
+    NestedToolCallRecord, NestedToolCalls,
+};
+pub use types::system::{
+    Sections, SystemContentBlock, SystemMessage, SystemMessageContent, ToolReference,
+};
+pub use types::thinking::{clamp_thinking_level, supported_thinking_levels, ThinkingLevel};
 pub use types::usage::{Usage, UsageCost};
 pub use types::wire_api::WireApi;

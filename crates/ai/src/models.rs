@@ -1,7 +1,10 @@
-//! The model catalogue: every model pi-ai 0.73.1 lists (but its ChatGPT-login Codex models),
-//! with pi's ids, names, APIs, providers, base URLs, limits, prices (US dollars per million
-//! tokens), headers, compat settings and thinking-level maps. It is `data/models.json`,
-//! generated from pi-ai's published list by `cargo xtask models`, and read once on first use.
+//! The model catalogue: every chat model pi-ai 1.6.0 lists (1,698 models of 42 providers), with
+//! pi's ids, names, APIs, providers, base URLs, limits, prices (US dollars per million tokens,
+//! price tiers), headers, compat settings, thinking-level maps, input limits and prompt-cache
+//! lifetimes. It is `data/models.json`, generated from pi-ai's published list by
+//! `cargo xtask models`, and read once on first use. Models on `pi-messages` and
+//! `openai-codex-responses` are listed, but oxpi has no provider for those two APIs yet: a
+//! request to one ends with an error naming the API.
 //!
 //! ```
 //! use oxpi_ai::models;
@@ -92,12 +95,9 @@ pub fn models_are_equal(a: &Model, b: &Model) -> bool {
     a.id == b.id && a.provider == b.provider
 }
 
-/// Providers oxpi knows that pi 0.73.1's catalogue does not list: (provider, API, base URL).
-const EXTRA_PROVIDERS: &[(&str, &str, &str)] = &[(
-    "together",
-    API_OPENAI_COMPLETIONS,
-    "https://api.together.xyz/v1",
-)];
+/// Providers oxpi knows that pi's catalogue does not list: (provider, API, base URL). (Together,
+/// once here, is in pi 1.6's catalogue.)
+const EXTRA_PROVIDERS: &[(&str, &str, &str)] = &[];
 
 /// The wire API of a provider: the API of its first catalogue model (pi lists each provider's
 /// models on one API, but GitHub Copilot and OpenCode, which use several), else Chat
@@ -148,7 +148,7 @@ mod tests {
     #[test]
     fn the_catalogue_parses_and_pairs_are_unique() {
         let models = builtin_models();
-        assert!(models.len() > 900, "{}", models.len());
+        assert!(models.len() > 1600, "{}", models.len());
         let mut keys: Vec<(&str, &str)> = models
             .iter()
             .map(|m| (m.provider.as_str(), m.id.as_str()))
@@ -170,7 +170,8 @@ mod tests {
             (claude.api.as_str(), claude.base_url.as_str()),
             ("anthropic-messages", "https://api.anthropic.com")
         );
+        // pi 1.6 lists Together, at its new domain.
         let together = model_for("together", "meta-llama/x").unwrap();
-        assert_eq!(together.base_url, "https://api.together.xyz/v1");
+        assert_eq!(together.base_url, "https://api.together.ai/v1");
     }
 }

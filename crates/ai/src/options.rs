@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::types::model::Model;
+use crate::types::thinking::{clamp_thinking_level, ThinkingLevel};
 
 /// An API key. `Debug` and `Display` never show it; use [`ApiKey::expose`] where it is sent.
 #[derive(Clone, PartialEq, Eq)]
@@ -72,6 +73,8 @@ pub enum ReasoningLevel {
     High,
     /// Extra high, where supported.
     Xhigh,
+    /// The most the model does, where supported.
+    Max,
 }
 
 impl ReasoningLevel {
@@ -83,6 +86,44 @@ impl ReasoningLevel {
             Self::Medium => "medium",
             Self::High => "high",
             Self::Xhigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+
+    /// The reasoning level of a thinking level; `None` for `off`.
+    pub fn from_thinking_level(level: ThinkingLevel) -> Option<Self> {
+        match level {
+            ThinkingLevel::Off => None,
+            ThinkingLevel::Minimal => Some(Self::Minimal),
+            ThinkingLevel::Low => Some(Self::Low),
+            ThinkingLevel::Medium => Some(Self::Medium),
+            ThinkingLevel::High => Some(Self::High),
+            ThinkingLevel::Xhigh => Some(Self::Xhigh),
+            ThinkingLevel::Max => Some(Self::Max),
+        }
+    }
+
+    /// The level `model` is asked for (pi's `clampThinkingLevel`, as its OpenAI providers use
+    /// it): this level if the model takes it, else the nearest one above, else below; `None`
+    /// when that is `off`. `xhigh_by_compat` (a server's `supportsXhigh`) counts `xhigh` as
+    /// taken.
+    pub fn clamped_for(self, model: &Model, xhigh_by_compat: bool) -> Option<Self> {
+        if self == Self::Xhigh && xhigh_by_compat && model.reasoning {
+            return Some(self);
+        }
+        Self::from_thinking_level(clamp_thinking_level(model, self.into()))
+    }
+}
+
+impl From<ReasoningLevel> for ThinkingLevel {
+    fn from(level: ReasoningLevel) -> Self {
+        match level {
+            ReasoningLevel::Minimal => Self::Minimal,
+            ReasoningLevel::Low => Self::Low,
+            ReasoningLevel::Medium => Self::Medium,
+            ReasoningLevel::High => Self::High,
+            ReasoningLevel::Xhigh => Self::Xhigh,
+            ReasoningLevel::Max => Self::Max,
         }
     }
 }
@@ -582,7 +623,7 @@ impl ThinkingBudgets {
         self
     }
 
-    /// Sets the budget for `high` (and `xhigh`).
+    /// Sets the budget for `high` (and `xhigh`, `max`).
     pub fn with_high(mut self, tokens: u64) -> Self {
         self.high = Some(tokens);
         self
@@ -601,7 +642,9 @@ impl ThinkingBudgets {
             ReasoningLevel::Minimal => self.minimal.unwrap_or(1024),
             ReasoningLevel::Low => self.low.unwrap_or(2048),
             ReasoningLevel::Medium => self.medium.unwrap_or(8192),
-            ReasoningLevel::High | ReasoningLevel::Xhigh => self.high.unwrap_or(16_384),
+            ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => {
+                self.high.unwrap_or(16_384)
+            }
         }
     }
 }

@@ -172,7 +172,11 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
     match message.stop_reason {
         StopReason::Stop => input > window,
         StopReason::Length => message.usage.output == 0 && input as f64 >= window as f64 * 0.99,
-        StopReason::ToolUse | StopReason::Error | StopReason::Aborted => false,
+        StopReason::ToolUse
+        | StopReason::Error
+        | StopReason::Aborted
+        | StopReason::Pending
+        | StopReason::Deferred => false,
     }
 }
 

@@ -140,7 +140,11 @@ impl ProviderRegistry {
         }
         let deferring = sink.deferring();
         let cancelled = options.cancel.clone();
-        let work = provider.stream(model.clone(), context.clone(), options, deferring.clone());
+        // The provider sees the request view: the prompt and tools replayed from the context's
+        // system messages, the conversation without them (pi's rule for APIs that take no
+        // system message mid-conversation).
+        let context = context.for_request().into_owned();
+        let work = provider.stream(model.clone(), context, options, deferring.clone());
         let model = model.clone();
         let delivering = crate::reply::delivering(work, deferring.clone());
         stream.drive(

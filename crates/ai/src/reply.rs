@@ -270,8 +270,11 @@ pub struct ReplyBuilder {
 impl ReplyBuilder {
     /// A builder for a reply from `model`.
     pub fn new(model: &Model, sink: EventSink) -> Self {
+        let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+        // Every partial says `pending` (pi 1.6); `finish` and `fail` set the final reason.
+        message.stop_reason = StopReason::Pending;
         Self {
-            message: AssistantMessage::empty(&model.api, &model.provider, &model.id),
+            message,
             sink,
             open: None,
             started: false,

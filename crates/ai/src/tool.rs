@@ -94,11 +94,7 @@ pub fn tool_definition<A: JsonSchema>(
             reason: format!("the root must be an object schema, got {parameters}"),
         });
     }
-    Ok(Tool {
-        name,
-        description: description.into(),
-        parameters,
-    })
+    Ok(Tool::new(name, description, parameters))
 }
 
 /// Checks arguments against a tool's schema; compiled once, used for every call.

@@ -7,6 +7,7 @@
 //! - Assistant turns that failed or were aborted are dropped, with the tool results that follow
 //!   them (matched by position: a later turn that reuses a call id keeps its own result).
 //! - A tool call without a result gets a synthetic error result right after its turn.
+//! - A system message that comes while calls wait for their results is moved after them (pi 1.6).
 
 use std::collections::{HashMap, HashSet};
 
@@ -46,11 +47,16 @@ pub fn transform_messages(
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     // Calls of the latest kept assistant turn that still wait for a result: (id, name).
     let mut open: Vec<(String, String)> = Vec::new();
+    // System messages that came while calls of the latest turn waited for their results.
+    let mut held: Vec<Message> = Vec::new();
 
     for message in messages {
         match message {
+            Message::System(_) if open.is_empty() => out.push(message.clone()),
+            Message::System(_) => held.push(message.clone()),
             Message::Assistant(assistant) => {
                 close_open(&mut out, &mut open);
+                out.append(&mut held);
                 dropped_calls.clear();
                 if matches!(
                     assistant.stop_reason,
@@ -109,15 +115,20 @@ pub fn transform_messages(
                     continue;
                 }
                 out.push(Message::ToolResult(result));
+                if open.is_empty() {
+                    out.append(&mut held);
+                }
             }
             Message::User(_) => {
                 close_open(&mut out, &mut open);
+                out.append(&mut held);
                 dropped_calls.clear();
                 out.push(message.clone());
             }
         }
     }
     close_open(&mut out, &mut open);
+    out.append(&mut held);
     out
 }
 
@@ -128,8 +139,11 @@ fn close_open(out: &mut Vec<Message>, open: &mut Vec<(String, String)>) {
             tool_name: name,
             content: vec![UserContent::text(MISSING_RESULT)],
             details: None,
+            usage: None,
+            nested_calls: None,
             is_error: true,
             timestamp: 0,
+            duration_ms: None,
         }));
     }
 }

@@ -185,6 +185,7 @@ mod with_feature {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            constrained_sampling: None,
         });
         let options = options().with_tool_choice(ToolChoice::Auto);
         let message = stream(&model, &context, options).await;

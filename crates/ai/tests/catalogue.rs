@@ -1,4 +1,4 @@
-//! The model catalogue (`data/models.json`, written by `cargo xtask models` from pi-ai 0.73.1):
+//! The model catalogue (`data/models.json`, written by `cargo xtask models` from pi-ai 1.6.0):
 //! every model pi lists is loaded (counted per provider against the generator's own count), each
 //! serializes back to pi's JSON unchanged, and the lookups behave as pi's.
 
@@ -18,18 +18,23 @@ const DATA: &str = include_str!("../data/models.json");
 #[test]
 fn every_pi_model_is_loaded_per_provider() {
     let catalogue = catalogue();
-    assert!(catalogue.source.starts_with("@mariozechner/pi-ai 0.73.1"));
+    assert!(catalogue.source.starts_with("@earendil-works/pi-ai 1.6.0"));
     let mut loaded: BTreeMap<String, usize> = BTreeMap::new();
     for model in builtin_models() {
         *loaded.entry(model.provider.clone()).or_default() += 1;
     }
     assert_eq!(loaded, catalogue.counts);
-    assert_eq!(
-        catalogue.counts.len(),
-        30,
-        "pi's 31 providers less openai-codex"
-    );
-    assert_eq!(builtin_models().len(), 959);
+    // pi 1.6 has 43 providers; one of them (typesafe) has no chat model.
+    assert_eq!(catalogue.counts.len(), 42);
+    assert_eq!(builtin_models().len(), 1698);
+    let data: Value = serde_json::from_str(DATA).unwrap();
+    let mut per_api: BTreeMap<String, u64> = BTreeMap::new();
+    for model in builtin_models() {
+        *per_api.entry(model.api.as_str().to_string()).or_default() += 1;
+    }
+    let expected: BTreeMap<String, u64> = serde_json::from_value(data["apis"].clone()).unwrap();
+    assert_eq!(per_api, expected);
+    assert_eq!(per_api["openai-completions"], 748);
     assert_eq!(
         providers(),
         catalogue.counts.keys().cloned().collect::<Vec<_>>()
@@ -106,12 +111,21 @@ fn lookups_cost_and_equality_work_as_pis() {
         .iter()
         .all(|m| m.provider == "groq" && m.api == API_OPENAI_COMPLETIONS));
     assert!(groq.windows(2).all(|w| w[0].id < w[1].id), "sorted by id");
+    // What pi 1.6 changed: xAI on Responses, Kimi and Xiaomi on Chat Completions.
+    assert!(models("xai").iter().all(|m| m.api == "openai-responses"));
+    assert!(models("kimi-coding")
+        .iter()
+        .all(|m| m.api == API_OPENAI_COMPLETIONS));
+    assert!(models("xiaomi")
+        .iter()
+        .all(|m| m.api == API_OPENAI_COMPLETIONS));
 }
 
 #[test]
 fn every_provider_with_keys_names_its_variable() {
-    // Providers whose credentials are not an API key in one variable.
-    let keyless = ["amazon-bedrock"];
+    // Providers whose credentials are not an API key in one variable (openai-codex: a ChatGPT
+    // login).
+    let keyless = ["amazon-bedrock", "openai-codex"];
     for provider in providers() {
         if keyless.contains(&provider.as_str()) {
             continue;
@@ -120,6 +134,18 @@ fn every_provider_with_keys_names_its_variable() {
             !api_key_env_vars(&provider).is_empty(),
             "no key variable for {provider}"
         );
+    }
+}
+
+#[test]
+fn every_default_model_of_the_labs_is_in_the_catalogue() {
+    for (provider, facts) in oxpi_ai::provider_facts::all() {
+        if let Some(id) = &facts.default_model {
+            assert!(
+                get_model(provider, id).is_some(),
+                "{provider}'s default model {id} is not in pi 1.6's catalogue"
+            );
+        }
     }
 }
 

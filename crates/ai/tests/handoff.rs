@@ -79,6 +79,9 @@ fn result(id: &str, content: Vec<UserContent>, is_error: bool) -> Message {
         details: None,
         is_error,
         timestamp: 0,
+        usage: None,
+        nested_calls: None,
+        duration_ms: None,
     })
 }
 
@@ -253,6 +256,7 @@ async fn every_api_continues_every_other_apis_conversation() {
                     name: "read".into(),
                     description: "Read a file".into(),
                     parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+                    constrained_sampling: None,
                 }],
             };
             let options = StreamOptions::default()

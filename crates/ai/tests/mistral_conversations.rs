@@ -114,6 +114,7 @@ async fn the_request_is_pis_shape() {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            constrained_sampling: None,
         });
     let options = options()
         .with_session_id("s-1")

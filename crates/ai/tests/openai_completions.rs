@@ -240,6 +240,7 @@ async fn request_carries_history_tools_and_options() {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            constrained_sampling: None,
         });
     let mut options = fast_options();
     options.api_key = Some("sk-secret-key".into());
@@ -306,6 +307,7 @@ async fn tool_calls_written_as_text_become_tool_calls_when_enabled() {
         name: "read".into(),
         description: "Read".into(),
         parameters: json!({"type": "object"}),
+        constrained_sampling: None,
     };
     let context = user_context("read it").with_tool(read_tool);
 

@@ -68,7 +68,10 @@ fn oxpi_usage() -> Usage {
             cache_read: 0.00024,
             cache_write: 0.00024,
             total: 0.00918,
+            total_from_provider: None,
         },
+        cache_write_1h: None,
+        reasoning: None,
     }
 }
 
@@ -214,6 +217,7 @@ fn assistant_message_with_every_block_kind_and_signature() {
                 ),
                 thought_signature: Some("CiQBjz1rX".into()),
                 arguments_error: None,
+                namespace: None,
             }),
         ],
         api: "openai-responses".into(),
@@ -225,6 +229,14 @@ fn assistant_message_with_every_block_kind_and_signature() {
         error_message: None,
         failure_kind: None,
         timestamp: 1_731_000_000_002,
+        response_model: None,
+        provider_thinking_level: None,
+        thinking_level: None,
+        diagnostics: None,
+        deferred: None,
+        raw_stop_reason: None,
+        end_turn: None,
+        duration_ms: None,
     };
     assert_eq!(message, Message::Assistant(expected));
 }
@@ -277,6 +289,9 @@ fn tool_result_message_with_details_and_image() {
             details: Some(json!({"truncated": false, "lines": 2, "diff": null})),
             is_error: false,
             timestamp: 1_731_000_000_004,
+            usage: None,
+            nested_calls: None,
+            duration_ms: None,
         })
     );
     assert_eq!(message.role(), "toolResult");
@@ -349,6 +364,7 @@ fn context_in_pis_shape_round_trips() {
                 "properties": {"path": {"type": "string"}},
                 "required": ["path"]
             }),
+            constrained_sampling: None,
         }]
     );
 }
@@ -439,15 +455,14 @@ fn unknown_fields_from_a_newer_pi_are_ignored() {
     let obj = newer.as_object_mut().unwrap();
     obj.insert("duration".into(), json!(1532));
     obj.insert("ttft".into(), json!(211));
-    obj.insert("responseModel".into(), json!("gpt-5-2025-08-07"));
-    obj.insert(
-        "diagnostics".into(),
-        json!([{"type": "retry", "attempt": 1}]),
-    );
+    // (pi 1.6's `responseModel`, `diagnostics` and `usage.reasoning`, unknown here before, are
+    // kept now: tests/pi16_json.rs.)
+    obj.insert("servedBy".into(), json!("gpt-5-2025-08-07"));
+    obj.insert("traces".into(), json!([{"type": "retry", "attempt": 1}]));
     obj["usage"]
         .as_object_mut()
         .unwrap()
-        .insert("reasoning".into(), json!(120));
+        .insert("audio".into(), json!(120));
     obj["usage"]["cost"]
         .as_object_mut()
         .unwrap()

@@ -39,6 +39,7 @@ fn oxpi_answer(schema: &Value, arguments: &Value) -> Value {
         name: "tool".to_string(),
         description: String::new(),
         parameters: schema.clone(),
+        constrained_sampling: None,
     };
     let validator = ArgumentValidator::new(&tool).expect("the case's schema compiles");
     let arguments = arguments

@@ -83,6 +83,7 @@ fn with_tool(context: Context) -> Context {
         name: "read".into(),
         description: "Read a file".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        constrained_sampling: None,
     })
 }
 

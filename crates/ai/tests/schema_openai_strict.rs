@@ -430,6 +430,7 @@ fn schema_validator(schema: &Value) -> ArgumentValidator {
         name: "strict".to_string(),
         description: String::new(),
         parameters: schema.clone(),
+        constrained_sampling: None,
     })
     .expect("the strict schema compiles")
 }

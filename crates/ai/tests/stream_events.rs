@@ -274,7 +274,11 @@ async fn text_reply_streams_the_exact_event_sequence() {
         events,
         vec![
             E::Start {
-                partial: Box::new(empty)
+                // A partial's stop reason is `pending` (pi 1.6).
+                partial: Box::new(AssistantMessage {
+                    stop_reason: StopReason::Pending,
+                    ..empty
+                })
             },
             E::TextStart { content_index: 0 },
             E::TextDelta {

@@ -213,6 +213,7 @@ fn a_schema_that_does_not_compile_is_an_error() {
         name: "broken".into(),
         description: "Bad schema".into(),
         parameters: json!({"type": "object", "properties": {"a": {"type": 17}}}),
+        constrained_sampling: None,
     };
     let error = ArgumentValidator::new(&tool).unwrap_err();
     assert_eq!(error.tool, "broken");
@@ -490,6 +491,7 @@ fn a_schema_nested_too_deep_is_refused_not_a_stack_overflow() {
         name: "deep".into(),
         description: "Deep".into(),
         parameters: nested_schema(50),
+        constrained_sampling: None,
     };
     let error = ArgumentValidator::new(&tool).unwrap_err();
     assert_eq!(error.tool, "deep");
@@ -530,6 +532,7 @@ fn arguments_nested_too_deep_are_an_error_not_a_stack_overflow() {
         name: "tree".into(),
         description: "Tree".into(),
         parameters: json!({"type": "object", "properties": {"a": {"$ref": "#"}}}),
+        constrained_sampling: None,
     };
     let validator = ArgumentValidator::new(&tool).unwrap();
     let mut instance = json!({});

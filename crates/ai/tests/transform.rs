@@ -214,3 +214,36 @@ fn id_rules() {
     assert_ne!(mistral_tool_id("call_1"), mistral_tool_id("call_2"));
     assert_eq!(mistral_tool_id("abcDEF123"), "abcDEF123");
 }
+
+#[test]
+fn a_system_message_between_a_call_and_its_result_moves_after_the_result() {
+    let system = Message::System(oxpi_ai::SystemMessage::text("Note."));
+    let messages = vec![
+        user("go"),
+        assistant(
+            "target",
+            "target-model",
+            vec![AssistantContent::ToolCall(call("c1"))],
+            StopReason::ToolUse,
+        ),
+        system.clone(),
+        result("c1", "ok"),
+        system.clone(),
+        user("next"),
+    ];
+    let roles: Vec<&str> = transform_messages(&messages, &target(), str::to_string)
+        .iter()
+        .map(Message::role)
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "system",
+            "system",
+            "user"
+        ]
+    );
+}

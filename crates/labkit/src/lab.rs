@@ -159,7 +159,7 @@ pub fn check_pairing(history: &[Message]) -> Result<(), String> {
                 }
                 expected.remove(0);
             }
-            Message::User(_) => {}
+            Message::User(_) | Message::System(_) => {}
         }
     }
     match expected.first() {

@@ -140,11 +140,11 @@ impl McpClient {
                 });
                 continue;
             }
-            let definition = Tool {
-                name: name.clone(),
-                description: tool.description.as_deref().unwrap_or_default().to_string(),
-                parameters: serde_json::Value::Object((*tool.input_schema).clone()),
-            };
+            let definition = Tool::new(
+                name.clone(),
+                tool.description.as_deref().unwrap_or_default(),
+                serde_json::Value::Object((*tool.input_schema).clone()),
+            );
             if let Some(api) = &server.target_api {
                 if let Err(error) = oxpi_ai::schema::check_for_api(api, &definition) {
                     rejected.push(error);

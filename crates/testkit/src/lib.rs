@@ -14,6 +14,7 @@
 //! ```
 
 pub mod mcp_servers;
+pub mod pi;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -157,22 +157,32 @@ const PACKAGES: [&str; 3] = [
     "@mariozechner/pi-coding-agent",
 ];
 
+/// pi 1.6's packages (`@earendil-works/…`), which `cargo xtask models` reads the catalogue from.
+pub(crate) const PI16_VERSION: &str = "1.6.0";
+const PI16_PACKAGES: [&str; 1] = ["@earendil-works/pi-ai"];
+
 impl Node {
     /// Finds node and npm and installs pi-ai, pi-agent-core and pi-coding-agent (pinned) into the cache
     /// directory if they are not there yet. `Err` says why Node cannot be measured.
     pub(crate) fn prepare() -> Result<Self, String> {
+        Self::prepare_packages(PI_TS_VERSION, &PACKAGES, "node-pi")
+    }
+
+    /// As [`prepare`](Self::prepare), for pi-ai 1.6.0 (`node-pi16-1.6.0` in the cache).
+    pub(crate) fn prepare_pi16() -> Result<Self, String> {
+        Self::prepare_packages(PI16_VERSION, &PI16_PACKAGES, "node-pi16")
+    }
+
+    fn prepare_packages(pinned: &str, packages: &[&str], folder: &str) -> Result<Self, String> {
         let version = first_line("node", &["--version"])
             .ok_or("Node.js not found: pi-ai TS and pi-agent-core are not measured")?;
-        let dir = cache_dir().join(format!("node-pi-{PI_TS_VERSION}"));
-        if !installed(&dir) {
+        let dir = cache_dir().join(format!("{folder}-{pinned}"));
+        if !installed(&dir, packages, pinned) {
             first_line("npm", &["--version"])
                 .ok_or("npm not found: pi-ai TS and pi-agent-core are not measured")?;
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-            let specs: Vec<String> = PACKAGES
-                .iter()
-                .map(|p| format!("{p}@{PI_TS_VERSION}"))
-                .collect();
+            let specs: Vec<String> = packages.iter().map(|p| format!("{p}@{pinned}")).collect();
             println!(
                 "==> npm install --prefix {} {}",
                 dir.display(),
@@ -191,9 +201,9 @@ impl Node {
                 .args(&specs)
                 .status()
                 .map_err(|e| format!("could not run npm: {e}"))?;
-            if !status.success() || !installed(&dir) {
+            if !status.success() || !installed(&dir, packages, pinned) {
                 return Err(format!(
-                    "npm install of pi-ai {PI_TS_VERSION} failed ({status}): pi-ai TS is not measured"
+                    "npm install of pi-ai {pinned} failed ({status}): pi-ai TS is not measured"
                 ));
             }
         }
@@ -220,14 +230,14 @@ fn cache_dir() -> PathBuf {
     home.join("bench")
 }
 
-/// True when both packages are installed at exactly the pinned version.
-fn installed(dir: &Path) -> bool {
-    PACKAGES.iter().all(|package| {
+/// True when every package is installed at exactly the pinned version.
+fn installed(dir: &Path, packages: &[&str], pinned: &str) -> bool {
+    packages.iter().all(|package| {
         let manifest = dir.join("node_modules").join(package).join("package.json");
         std::fs::read_to_string(manifest)
             .ok()
             .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .is_some_and(|v| v["version"] == PI_TS_VERSION)
+            .is_some_and(|v| v["version"] == pinned)
     })
 }
 

@@ -263,7 +263,7 @@ pub fn assert_pairing(messages: &[Message]) {
     let mut i = 0;
     while i < messages.len() {
         match &messages[i] {
-            Message::User(_) => i += 1,
+            Message::User(_) | Message::System(_) => i += 1,
             Message::ToolResult(r) => panic!(
                 "orphan tool result {:?} at index {i}; roles: {}",
                 r.tool_call_id,

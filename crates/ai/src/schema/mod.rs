@@ -18,11 +18,11 @@ use crate::types::wire_api::WireApi;
 ///
 /// ```
 /// use oxpi_ai::schema::check_for_api;
-/// let tool = oxpi_ai::Tool {
-///     name: "count".into(),
-///     description: "Count".into(),
-///     parameters: serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
-/// };
+/// let tool = oxpi_ai::Tool::new(
+///     "count",
+///     "Count",
+///     serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+/// );
 /// assert!(check_for_api("google-generative-ai", &tool).is_ok());
 /// ```
 pub fn check_for_api(api: impl Into<WireApi>, tool: &Tool) -> Result<(), SchemaError> {
@@ -52,6 +52,7 @@ mod tests {
                 "type": "object",
                 "properties": {"p": {"type": "array", "prefixItems": [{"type": "string"}]}}
             }),
+            constrained_sampling: None,
         };
         let refused: Vec<bool> = [
             "google-generative-ai",

@@ -52,9 +52,13 @@ pub struct ToolCall {
     /// Gemini's thought signature, replayed on the next turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+    /// The OpenAI Responses namespace of a namespaced (dynamically loaded) tool, replayed with
+    /// the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// Set when the streamed arguments were not a valid JSON object. The text says why and quotes
-    /// what was received; `arguments` is then empty and must not be executed. (oxpi extension:
-    /// pi ignores the field.)
+    /// what was received; `arguments` is then empty and must not be executed (pi 1.6's field of
+    /// the same name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments_error: Option<String>,
 }
@@ -75,6 +79,7 @@ impl ToolCall {
             name: name.into(),
             arguments,
             thought_signature: None,
+            namespace: None,
             arguments_error: None,
         }
     }

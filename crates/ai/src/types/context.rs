@@ -1,4 +1,5 @@
-//! The request context: system prompt, conversation and tools.
+//! The request context: system prompt, conversation and tools. A conversation may also carry
+//! its prompt and tools as system messages ([`crate::types::transcript`]).
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use super::message::Message;
 
 /// A tool the model may call: a name, a description and a JSON Schema for its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// Name the model uses to call it.
     pub name: String,
@@ -16,6 +18,22 @@ pub struct Tool {
     pub description: String,
     /// JSON Schema of the arguments (an object schema).
     pub parameters: Value,
+    /// pi 1.6's `constrainedSampling` (`false`, `{"type": "json_schema", …}` or
+    /// `{"type": "grammar", …}`), kept as given; oxpi's providers do not act on it yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constrained_sampling: Option<Value>,
+}
+
+impl Tool {
+    /// A tool with a name, a description and a JSON Schema for its arguments.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            constrained_sampling: None,
+        }
+    }
 }
 
 /// Everything a provider needs for one request.

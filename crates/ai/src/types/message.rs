@@ -1,4 +1,4 @@
-//! Messages: user, assistant and tool result, in pi-ai's JSON shape.
+//! Messages: system, user, assistant and tool result, in pi-ai 1.6's JSON shape.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::content::{AssistantContent, ToolCall, UserContent};
+use super::record::{AssistantMessageDiagnostic, DeferredHandle, NestedToolCalls};
+use super::system::SystemMessage;
+use super::thinking::ThinkingLevel;
 use super::usage::Usage;
 use crate::failure::FailureKind;
 
@@ -21,6 +24,8 @@ pub fn now_millis() -> i64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
+    /// The reply is still streaming: the stop reason of every partial message.
+    Pending,
     /// The model finished its reply.
     #[default]
     Stop,
@@ -32,6 +37,8 @@ pub enum StopReason {
     Error,
     /// The caller cancelled the request.
     Aborted,
+    /// The reply will be fetched later; see `deferred`.
+    Deferred,
 }
 
 /// User content: a plain string or a list of text and image blocks.
@@ -91,19 +98,41 @@ pub struct AssistantMessage {
     pub api: String,
     /// The provider (e.g. `openai`).
     pub provider: String,
-    /// The model id.
+    /// The model id that was requested.
     pub model: String,
+    /// The model id the server reported, when it differs from `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
     /// Provider response id, if the provider sent one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The provider's own effort value used for the reply (e.g. Anthropic's `high`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_thinking_level: Option<String>,
+    /// The thinking level the agent loop asked for (not clamped); absent outside an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<ThinkingLevel>,
+    /// Notes of the provider adapter that did not change the outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<AssistantMessageDiagnostic>>,
     /// Tokens and cost.
     #[serde(default)]
     pub usage: Usage,
-    /// Why the reply ended.
+    /// Why the reply ended (`pending` while it streams).
     pub stop_reason: StopReason,
+    /// Where to fetch the reply, for `deferred` (boxed: rare, and it would double the size of
+    /// every message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<Box<DeferredHandle>>,
     /// What went wrong, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The provider's own stop or finish reason, before it was mapped to `stop_reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stop_reason: Option<String>,
+    /// Whether the provider said the model explicitly ended its turn (for debugging only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_turn: Option<bool>,
     /// What kind of failure it was, for `error` and `aborted` (oxpi only: absent from pi's
     /// JSON, and absent from a message read from pi's).
     #[serde(
@@ -112,9 +141,12 @@ pub struct AssistantMessage {
         deserialize_with = "crate::failure::lenient_kind"
     )]
     pub failure_kind: Option<FailureKind>,
-    /// Milliseconds since the epoch.
+    /// Milliseconds since the epoch when the request started.
     #[serde(default)]
     pub timestamp: i64,
+    /// Milliseconds from `timestamp` to the end of the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 impl AssistantMessage {
@@ -129,12 +161,20 @@ impl AssistantMessage {
             api: api.into(),
             provider: provider.into(),
             model: model.into(),
+            response_model: None,
             response_id: None,
+            provider_thinking_level: None,
+            thinking_level: None,
+            diagnostics: None,
             usage: Usage::default(),
             stop_reason: StopReason::Stop,
+            deferred: None,
             error_message: None,
+            raw_stop_reason: None,
+            end_turn: None,
             failure_kind: None,
             timestamp: now_millis(),
+            duration_ms: None,
         }
     }
 
@@ -176,12 +216,22 @@ pub struct ToolResultMessage {
         deserialize_with = "present"
     )]
     pub details: Option<Value>,
+    /// Tokens and cost of the tool's own run (a tool that calls a model); not part of the
+    /// conversation's accounting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Calls this tool made to other tools, for the record; never sent to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested_calls: Option<NestedToolCalls>,
     /// True when the tool failed or was refused.
     #[serde(default)]
     pub is_error: bool,
-    /// Milliseconds since the epoch.
+    /// Milliseconds since the epoch when the result was created.
     #[serde(default)]
     pub timestamp: i64,
+    /// Milliseconds the tool ran; absent when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 impl ToolResultMessage {
@@ -192,8 +242,11 @@ impl ToolResultMessage {
             tool_name: call.name.clone(),
             content: vec![UserContent::text(text)],
             details: None,
+            usage: None,
+            nested_calls: None,
             is_error,
             timestamp: now_millis(),
+            duration_ms: None,
         }
     }
 
@@ -211,6 +264,8 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
+    /// System instructions and tool changes (pi 1.6's transcript form of the system prompt).
+    System(SystemMessage),
     /// From the user.
     User(UserMessage),
     /// From the model.
@@ -220,9 +275,10 @@ pub enum Message {
 }
 
 impl Message {
-    /// The role string pi uses: `user`, `assistant` or `toolResult`.
+    /// The role string pi uses: `system`, `user`, `assistant` or `toolResult`.
     pub fn role(&self) -> &'static str {
         match self {
+            Self::System(_) => "system",
             Self::User(_) => "user",
             Self::Assistant(_) => "assistant",
             Self::ToolResult(_) => "toolResult",
@@ -232,6 +288,12 @@ impl Message {
     /// A user text message stamped now.
     pub fn user(text: impl Into<String>) -> Self {
         Self::User(UserMessage::text(text))
+    }
+}
+
+impl From<SystemMessage> for Message {
+    fn from(m: SystemMessage) -> Self {
+        Self::System(m)
     }
 }
 

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::thinking::{supported_thinking_levels, ThinkingLevel};
 use super::usage::{Usage, UsageCost};
 use super::wire_api::WireApi;
 
@@ -38,7 +39,7 @@ pub enum InputKind {
 }
 
 /// Price in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 #[non_exhaustive]
 pub struct ModelCost {
@@ -50,6 +51,104 @@ pub struct ModelCost {
     pub cache_read: f64,
     /// Cache writes.
     pub cache_write: f64,
+    /// Prices for requests above an input size (pi 1.6's `tiers`): the tier with the highest
+    /// `input_tokens_above` that the request's input exceeds prices the whole request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<CostTier>,
+}
+
+/// A price tier of [`ModelCost`]: prices per million tokens for a request whose input (cache
+/// reads and writes included) is more than `input_tokens_above` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct CostTier {
+    /// The input size above which the tier applies.
+    pub input_tokens_above: u64,
+    /// Input tokens.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Cache reads.
+    pub cache_read: f64,
+    /// Cache writes.
+    pub cache_write: f64,
+}
+
+impl CostTier {
+    /// A tier above `input_tokens_above` input tokens with these prices per million tokens.
+    pub fn new(input_tokens_above: u64, input: f64, output: f64, read: f64, write: f64) -> Self {
+        Self {
+            input_tokens_above,
+            input,
+            output,
+            cache_read: read,
+            cache_write: write,
+        }
+    }
+}
+
+/// How images are shrunk before they are sent (pi's `inputLimits.images.resize`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct ImageResize {
+    /// Widest image, in pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_width: Option<u64>,
+    /// Tallest image, in pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_height: Option<u64>,
+    /// Largest image, in base64 bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// JPEG quality of a re-encoded image, 1–100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jpeg_quality: Option<u64>,
+}
+
+/// Limits on a request's images (pi's `inputLimits.images`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct ImageLimits {
+    /// How images are shrunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resize: Option<ImageResize>,
+    /// Most images in one message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_per_message: Option<u64>,
+    /// Most images in one request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_per_request: Option<u64>,
+}
+
+/// What a model's server accepts in one request (pi 1.6's `inputLimits`). oxpi reads and keeps
+/// them; like pi it does not reject a request on them yet.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct InputLimits {
+    /// Largest request body, in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_request_bytes: Option<u64>,
+    /// Limits on images.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageLimits>,
+}
+
+/// How long the server keeps a prompt cached per retention tier, in seconds (pi 1.6's
+/// `promptCache`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+#[non_exhaustive]
+pub struct PromptCache {
+    /// Lifetime of the short tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short: Option<f64>,
+    /// Lifetime of the long tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub long: Option<f64>,
 }
 
 impl ModelCost {
@@ -91,6 +190,9 @@ impl ModelCost {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Model {
+    /// pi 1.6's model kind: `"chat"` for every model here (absent means chat too).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<String>,
     /// Model id sent to the provider.
     pub id: String,
     /// Human-readable name.
@@ -108,6 +210,9 @@ pub struct Model {
     /// Accepted inputs.
     #[serde(default = "text_only")]
     pub input: Vec<InputKind>,
+    /// What the server accepts in one request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_limits: Option<InputLimits>,
     /// Prices per million tokens.
     #[serde(default)]
     pub cost: ModelCost,
@@ -128,6 +233,19 @@ pub struct Model {
     /// off). `xhigh` is supported only when listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
+    /// Prompt cache lifetimes per retention tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCache>,
+    /// Sampling parameters merged into the request body (`temperature`, `top_p`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params: Option<Map<String, Value>>,
+    /// Sampling parameters per (clamped) thinking level, over `sampling_params`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_params_by_thinking_level: Option<BTreeMap<ThinkingLevel, Map<String, Value>>>,
+    /// Fields of pi's JSON that oxpi does not model (a pi gateway's `lab`, `enabled`,
+    /// `providers`, `free`), kept so a model serializes back unchanged.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 fn text_only() -> Vec<InputKind> {
@@ -144,6 +262,7 @@ impl Model {
     pub fn openai_compatible(base_url: impl Into<String>, id: impl Into<String>) -> Self {
         let id = id.into();
         Self {
+            model_type: None,
             name: id.clone(),
             id,
             api: WireApi::OpenAiCompletions,
@@ -151,12 +270,17 @@ impl Model {
             base_url: base_url.into().trim_end_matches('/').to_string(),
             reasoning: false,
             input: text_only(),
+            input_limits: None,
             cost: ModelCost::default(),
             context_window: 128_000,
             max_tokens: 4096,
             headers: BTreeMap::new(),
             compat: None,
             thinking_level_map: None,
+            prompt_cache: None,
+            sampling_params: None,
+            sampling_params_by_thinking_level: None,
+            extra: Map::new(),
         }
     }
 
@@ -170,23 +294,47 @@ impl Model {
         }
     }
 
-    /// Whether the model lists `xhigh` in its `thinking_level_map` (pi's rule for `xhigh`).
-    pub fn supports_xhigh(&self) -> bool {
-        self.thinking_level_map
-            .as_ref()
-            .and_then(|m| m.get("xhigh"))
-            .is_some_and(Option::is_some)
+    /// Whether the model takes `level` (pi's `getSupportedThinkingLevels`, which replaced
+    /// `supportsXhigh`).
+    pub fn supports_thinking_level(&self, level: ThinkingLevel) -> bool {
+        supported_thinking_levels(self).contains(&level)
     }
 
-    /// Fills in `usage.cost` from this model's prices and returns it.
+    /// Fills in `usage.cost` from this model's prices and returns it (pi 1.6's
+    /// `calculateCost`): the prices of the highest tier whose `input_tokens_above` the input
+    /// (cache reads and writes included) exceeds, else the base prices; one-hour cache writes
+    /// (`cache_write_1h`) at twice the input price; `total_from_provider` false.
     pub fn calculate_cost(&self, usage: &mut Usage) -> UsageCost {
-        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        let input_tokens = usage
+            .input
+            .saturating_add(usage.cache_read)
+            .saturating_add(usage.cache_write);
+        let base = CostTier::new(
+            0,
+            self.cost.input,
+            self.cost.output,
+            self.cost.cache_read,
+            self.cost.cache_write,
+        );
+        let rates = self
+            .cost
+            .tiers
+            .iter()
+            .filter(|tier| input_tokens > tier.input_tokens_above)
+            .max_by_key(|tier| tier.input_tokens_above)
+            .unwrap_or(&base);
+        let long_write = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
+        let short_write = usage.cache_write - long_write;
+        let per = |tokens: u64, price: f64| price / 1_000_000.0 * tokens as f64;
         let mut cost = UsageCost {
-            input: per(usage.input, self.cost.input),
-            output: per(usage.output, self.cost.output),
-            cache_read: per(usage.cache_read, self.cost.cache_read),
-            cache_write: per(usage.cache_write, self.cost.cache_write),
+            input: per(usage.input, rates.input),
+            output: per(usage.output, rates.output),
+            cache_read: per(usage.cache_read, rates.cache_read),
+            cache_write: (rates.cache_write * short_write as f64
+                + rates.input * 2.0 * long_write as f64)
+                / 1_000_000.0,
             total: 0.0,
+            total_from_provider: Some(false),
         };
         cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
         usage.cost = cost;

@@ -14,8 +14,13 @@ pub struct UsageCost {
     pub cache_read: f64,
     /// Cache writes.
     pub cache_write: f64,
-    /// Sum of the above.
+    /// The best total known: the provider's bill when `total_from_provider`, else the sum of
+    /// the above.
     pub total: f64,
+    /// `Some(true)` when `total` is what the provider billed (the parts may then not add up to
+    /// it); `false` or absent for an estimate from the catalogue's prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_from_provider: Option<bool>,
 }
 
 impl UsageCost {
@@ -41,6 +46,12 @@ pub struct Usage {
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_write: u64,
+    /// The part of `cache_write` written with one-hour retention (Anthropic reports it).
+    #[serde(rename = "cacheWrite1h", skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h: Option<u64>,
+    /// Reasoning tokens, a part of `output`, when the provider reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     /// The request's total, as each API counts it:
     ///
     /// - `anthropic-messages`: input + output + cache read + cache write.

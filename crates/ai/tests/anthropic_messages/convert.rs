@@ -162,11 +162,13 @@ fn cache_markers_follow_cache_retention() {
             name: "ls".into(),
             description: "List".into(),
             parameters: json!({"type": "object", "properties": {}}),
+            constrained_sampling: None,
         })
         .with_tool(Tool {
             name: "read".into(),
             description: "Read".into(),
             parameters: json!({"type": "object", "properties": {}}),
+            constrained_sampling: None,
         })
         .with_message(Message::user("go"))
         .with_message(assistant(
@@ -223,6 +225,7 @@ fn thinking_budget_replaces_temperature() {
         description: "Read a file".into(),
         parameters: json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
             "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        constrained_sampling: None,
     });
     let options = fast_options().with_temperature(0.2).with_max_tokens(4000);
     let body = request_json(&model, &context, &options);

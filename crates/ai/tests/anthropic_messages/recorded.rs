@@ -278,6 +278,7 @@ fn context_from_recorded(body: &Value, model: &Model) -> Context {
             name: tool["name"].as_str().expect("recorded field").into(),
             description: tool["description"].as_str().expect("recorded field").into(),
             parameters: tool["input_schema"].clone(),
+            constrained_sampling: None,
         });
     }
     let mut names = std::collections::HashMap::new();
@@ -327,6 +328,9 @@ fn context_from_recorded(body: &Value, model: &Model) -> Context {
                     details: None,
                     is_error: b["is_error"].as_bool().unwrap_or(false),
                     timestamp: 0,
+                    usage: None,
+                    nested_calls: None,
+                    duration_ms: None,
                 });
             }
         } else {

@@ -203,6 +203,7 @@ async fn a_schema_anthropic_refuses_fails_before_the_request() {
         name: "pick".into(),
         description: "Pick one".into(),
         parameters: json!({"anyOf": [{"type": "object"}, {"type": "object"}]}),
+        constrained_sampling: None,
     });
     let (_, message) = run(&model(&server), &context, fast_options()).await;
     assert_eq!(message.stop_reason, StopReason::Error);

@@ -287,6 +287,7 @@ async fn replay_conversation(exchanges: &[(String, Value)]) -> Result<usize, Str
                 .unwrap_or("")
                 .to_string(),
             parameters: declaration["parameters"].clone(),
+            constrained_sampling: None,
         });
     }
     let config = &first["generationConfig"];

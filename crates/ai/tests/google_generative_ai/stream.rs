@@ -125,12 +125,10 @@ async fn thinking_config_follows_the_model_family() {
         .unwrap();
     let mut opts = options();
     opts.reasoning = Some(ReasoningLevel::High);
-    run(
-        &model_named(&server, "gemini-2.0-flash"),
-        &user_context("hi"),
-        opts,
-    )
-    .await;
+    // (pi 1.6's catalogue no longer lists gemini-2.0-flash, which had no reasoning.)
+    let mut plain = model_named(&server, "gemini-2.0-flash");
+    plain.reasoning = false;
+    run(&plain, &user_context("hi"), opts).await;
     assert_eq!(server.requests()[0].json().get("generationConfig"), None);
 }
 
@@ -447,6 +445,7 @@ async fn request_carries_images_tools_and_tool_result_images() {
         name: "shot".into(),
         description: "Take a screenshot".into(),
         parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        constrained_sampling: None,
     };
     let context = Context::new("sys")
         .with_message(Message::User(UserMessage {
@@ -506,6 +505,7 @@ async fn legacy_parameters_are_sanitised_or_refused_before_any_request() {
         name: "t".into(),
         description: "d".into(),
         parameters,
+        constrained_sampling: None,
     };
     let context = user_context("hi").with_tool(tool(json!({
         "type": "object",

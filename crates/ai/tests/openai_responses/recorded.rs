@@ -290,6 +290,7 @@ fn tools_of(body: &Value) -> Vec<Tool> {
             name: t["name"].as_str().expect("test data").into(),
             description: t["description"].as_str().expect("test data").into(),
             parameters: t["parameters"].clone(),
+            constrained_sampling: None,
         })
         .collect()
 }

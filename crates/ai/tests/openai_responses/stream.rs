@@ -189,6 +189,7 @@ async fn reasoning_options_tools_and_limits_shape_the_request() {
         name: "read".into(),
         description: "Read a file".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        constrained_sampling: None,
     };
     let context = user_context("hi").with_tool(tool);
     let mut options = fast_options();
@@ -338,6 +339,7 @@ async fn strict_tools_send_strict_schemas_and_drop_forced_nulls() {
         name: "read".into(),
         description: "Read".into(),
         parameters,
+        constrained_sampling: None,
     };
     let (events, message) = run(&model, &user_context("go").with_tool(tool), fast_options()).await;
     assert_eq!(
@@ -381,6 +383,7 @@ async fn a_schema_strict_mode_cannot_express_fails_before_any_request() {
         name: "tag".into(),
         description: "Tag".into(),
         parameters: json!({"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}}),
+        constrained_sampling: None,
     };
     let (_, message) = run(&model, &user_context("go").with_tool(tool), fast_options()).await;
     assert_eq!(message.stop_reason, StopReason::Error);

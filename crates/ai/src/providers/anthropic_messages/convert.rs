@@ -165,6 +165,9 @@ pub fn convert_messages(
     for message in &messages {
         let is_tool_result = matches!(message, Message::ToolResult(_));
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let content: Vec<ContentBlock> = match &user.content {
                     UserMessageContent::Text(text) => text_block(text).into_iter().collect(),

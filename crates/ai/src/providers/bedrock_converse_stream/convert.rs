@@ -144,7 +144,7 @@ fn effort(model: &Model, level: ReasoningLevel) -> String {
     match level {
         ReasoningLevel::Minimal | ReasoningLevel::Low => "low",
         ReasoningLevel::Medium => "medium",
-        ReasoningLevel::High | ReasoningLevel::Xhigh => "high",
+        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => "high",
     }
     .into()
 }
@@ -255,6 +255,9 @@ fn convert_messages(
     for message in messages.iter() {
         let is_result = matches!(message, Message::ToolResult(_));
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let content = match &user.content {
                     UserMessageContent::Text(text) => vec![json!({"text": text})],

@@ -107,7 +107,7 @@ pub fn tool_config(choice: &ToolChoice) -> Value {
 pub fn thinking_config(model: &Model, level: ReasoningLevel, budgets: &ThinkingBudgets) -> Value {
     let id = model.id.to_ascii_lowercase();
     let level = match level {
-        ReasoningLevel::Xhigh => ReasoningLevel::High,
+        ReasoningLevel::Xhigh | ReasoningLevel::Max => ReasoningLevel::High,
         other => other,
     };
     if id.contains("gemini-3") {
@@ -135,7 +135,7 @@ pub fn thinking_config(model: &Model, level: ReasoningLevel, budgets: &ThinkingB
         ReasoningLevel::Minimal => budgets.minimal,
         ReasoningLevel::Low => budgets.low,
         ReasoningLevel::Medium => budgets.medium,
-        ReasoningLevel::High | ReasoningLevel::Xhigh => budgets.high,
+        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => budgets.high,
     };
     if let Some(budget) = custom {
         return json!({"includeThoughts": true, "thinkingBudget": budget});
@@ -185,6 +185,9 @@ pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
     while let Some(message) = messages.get(index) {
         index += 1;
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let parts = match &user.content {
                     UserMessageContent::Text(text) => text_part(text).into_iter().collect(),

@@ -71,6 +71,9 @@ pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) 
 
 fn convert_message(message: &Message, images: bool) -> Option<Value> {
     match message {
+        // Replayed into the prompt and tools before a provider sees the context
+        // (`Context::for_request`).
+        Message::System(_) => None,
         Message::User(user) => match &user.content {
             UserMessageContent::Text(text) => Some(json!({"role": "user", "content": text})),
             UserMessageContent::Blocks(blocks) => {

@@ -33,6 +33,17 @@ pub enum ThinkingFormat {
     Deepseek,
     /// Do not send a reasoning parameter.
     None,
+    /// pi 1.6's Together format (`reasoning.enabled` and `reasoning_effort`): read, not sent
+    /// yet (oxpi sends no reasoning parameter for it).
+    Together,
+    /// pi 1.6's Baseten format (`chat_template_args`): read, not sent yet.
+    Baseten,
+    /// pi 1.6's configurable `chat_template_kwargs`: read, not sent yet.
+    ChatTemplate,
+    /// pi 1.6's top-level `thinking` string: read, not sent yet.
+    StringThinking,
+    /// pi 1.6's Ant Ling format (`reasoning.effort` when mapped): read, not sent yet.
+    AntLing,
 }
 
 /// Resolved compatibility settings for one model.

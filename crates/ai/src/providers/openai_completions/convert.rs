@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::compat::{MaxTokensField, OpenAiCompat, ThinkingFormat};
 use super::wire::ChatRequest;
-use crate::options::{CacheRetention, ReasoningLevel, StreamOptions, ToolChoice};
+use crate::options::{CacheRetention, StreamOptions, ToolChoice};
 use crate::transform::{mistral_tool_id, openai_tool_id, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
@@ -30,15 +30,10 @@ pub fn build_request(
         MaxTokensField::MaxCompletionTokens => (max_tokens, None),
         MaxTokensField::MaxTokens => (None, max_tokens),
     };
+    // pi 1.6: the level clamped to what the model takes (`off` sends none).
     let reasoning = options
         .reasoning
-        .filter(|_| model.reasoning)
-        .map(|level| match level {
-            ReasoningLevel::Xhigh if !(compat.supports_xhigh || model.supports_xhigh()) => {
-                ReasoningLevel::High
-            }
-            other => other,
-        });
+        .and_then(|level| level.clamped_for(model, compat.supports_xhigh));
     let mut messages = convert_messages(model, context, compat);
     let mut tools: Vec<Value> = context
         .tools
@@ -194,6 +189,9 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
     let mut last_was_tool = false;
     for message in &messages {
         match message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 if last_was_tool && compat.requires_assistant_after_tool_result {
                     out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::wire::ResponsesRequest;
-use crate::options::{CacheRetention, ReasoningLevel, ReasoningSummary, StreamOptions, ToolChoice};
+use crate::options::{CacheRetention, ReasoningSummary, StreamOptions, ToolChoice};
 use crate::schema::openai_strict::strict_tool_parameters;
 use crate::tool::SchemaError;
 use crate::transform::{is_same_model, openai_tool_id, transform_messages};
@@ -104,12 +104,11 @@ pub fn build_request(
         }));
     }
     // The level's wire value: the model's `thinking_level_map` entry, else its name.
-    let effort = options.reasoning.and_then(|level| match level {
-        ReasoningLevel::Xhigh if !(compat.supports_xhigh || model.supports_xhigh()) => {
-            model.thinking_level_value("high")
-        }
-        other => model.thinking_level_value(other.as_str()),
-    });
+    // pi 1.6: the level clamped to what the model takes (`off` sends none).
+    let effort = options
+        .reasoning
+        .and_then(|level| level.clamped_for(model, compat.supports_xhigh))
+        .and_then(|level| model.thinking_level_value(level.as_str()));
     // As pi: a summary alone turns reasoning on at medium effort.
     let reasoning = (model.reasoning && (effort.is_some() || options.reasoning_summary.is_some()))
         .then(|| {
@@ -216,6 +215,9 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
     }
     for message in transform_messages(&context.messages, model, responses_tool_id) {
         match &message {
+            // Replayed into the prompt and tools before a provider sees the context
+            // (`Context::for_request`).
+            Message::System(_) => {}
             Message::User(user) => {
                 let parts = match &user.content {
                     UserMessageContent::Text(text) => {
