@@ -124,7 +124,17 @@ pub struct PartialJson {
     /// While a snapshot is out: the open containers (and open string) moved into one tree.
     view: Option<Value>,
     /// While a snapshot is out: per frame, bottom first, whether its open child is attached.
-    attached: Option<Vec<bool>>,
+    attached: Option<Vec<Attached>>,
+}
+
+/// Whether a frame's open child is in the linked snapshot tree.
+#[derive(Debug, Clone, PartialEq)]
+enum Attached {
+    /// Not attached (no open child, or one that is not a value yet).
+    No,
+    /// Attached; for an object, the value its key held before (a repeated key), put back on
+    /// unlink.
+    Yes { displaced: Option<Value> },
 }
 
 impl Default for PartialJson {
@@ -485,22 +495,24 @@ impl PartialJson {
             Token::Number(text) => parse_number(text).map(Value::Number),
             _ => None,
         };
-        let mut attached = vec![false; self.stack.len()];
+        let mut attached = vec![Attached::No; self.stack.len()];
         for (frame, attached) in self.stack.iter_mut().zip(attached.iter_mut()).rev() {
             let container = match frame {
                 Frame::Array(items) => {
                     let mut items = std::mem::take(items);
                     if let Some(child) = pending.take() {
                         items.push(child);
-                        *attached = true;
+                        *attached = Attached::Yes { displaced: None };
                     }
                     Value::Array(items)
                 }
                 Frame::Object(map, key) => {
                     let mut map = std::mem::take(map);
                     if let (Some(key), Some(child)) = (key.as_ref(), pending.take()) {
-                        map.insert(key.clone(), child);
-                        *attached = true;
+                        // A repeated key shows its open value (the last one wins, as in
+                        // serde_json); the earlier value comes back when the snapshot goes.
+                        let displaced = map.insert(key.clone(), child);
+                        *attached = Attached::Yes { displaced };
                     }
                     Value::Object(map)
                 }
@@ -521,13 +533,25 @@ impl PartialJson {
         for (frame, attached) in self.stack.iter_mut().zip(attached) {
             node = match (frame, node) {
                 (Frame::Array(items), Some(Value::Array(mut linked))) => {
-                    let child = if attached { linked.pop() } else { None };
+                    let child = match attached {
+                        Attached::Yes { .. } => linked.pop(),
+                        Attached::No => None,
+                    };
                     *items = linked;
                     child
                 }
                 (Frame::Object(map, key), Some(Value::Object(mut linked))) => {
                     let child = match (attached, key.as_ref()) {
-                        (true, Some(key)) => linked.remove(key),
+                        // A repeated key gets its earlier value back in place; a new one goes.
+                        (
+                            Attached::Yes {
+                                displaced: Some(earlier),
+                            },
+                            Some(key),
+                        ) => linked
+                            .get_mut(key)
+                            .map(|slot| std::mem::replace(slot, earlier)),
+                        (Attached::Yes { displaced: None }, Some(key)) => linked.remove(key),
                         _ => None,
                     };
                     *map = linked;
@@ -626,6 +650,21 @@ mod tests {
         assert_eq!(p.snapshot(), Some(&json!({"items": [1, 2], "name": "ab"})));
         p.push(r#"c", "ok": tr"#);
         assert_eq!(p.snapshot(), Some(&json!({"items": [1, 2], "name": "abc"})));
+    }
+
+    /// A repeated key whose new value is still open: a snapshot shows the open value while it
+    /// is one, and the key's earlier value (not nothing) while it is not (found by
+    /// `tests/partial_json_props.rs`: `{"":null,"": 17.e2` cut after `17`).
+    #[test]
+    fn a_repeated_key_keeps_its_earlier_value_between_snapshots() {
+        let mut p = PartialJson::new();
+        p.push(r#"{"a": 1, "b": 2, "a": 17"#);
+        assert_eq!(p.snapshot(), Some(&json!({"a": 17, "b": 2})));
+        p.push(".");
+        assert_eq!(p.snapshot(), Some(&json!({"a": 1, "b": 2})));
+        p.push("5}");
+        assert_eq!(p.snapshot(), Some(&json!({"a": 17.5, "b": 2})));
+        assert_eq!(p.finish(), Ok(json!({"a": 17.5, "b": 2})));
     }
 
     #[test]
