@@ -20,9 +20,10 @@ pub struct ConvertError {
     pub reason: String,
 }
 
-/// The messages sent to a model, of a context's agent messages. `system` messages are left out
-/// (oxpi-ai carries the system prompt in `Context::system_prompt`; see
-/// `docs/differences-from-pi.md`); a `bashExecution` excluded from the context is left out.
+/// The messages sent to a model, of a context's agent messages. `system`, `user`, `assistant`
+/// and `toolResult` messages pass through as they are (pi 1.6 keeps the system prompt and the
+/// tool loadout in the transcript; a provider request replays them); a `bashExecution`
+/// excluded from the context is left out.
 pub fn to_llm_messages(messages: &[Value]) -> Result<Vec<oxpi_ai::Message>, ConvertError> {
     let mut out = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
@@ -30,8 +31,7 @@ pub fn to_llm_messages(messages: &[Value]) -> Result<Vec<oxpi_ai::Message>, Conv
         let timestamp = message.get("timestamp").cloned().unwrap_or(Value::from(0));
         let user_text = |text: String| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp});
         let value = match role {
-            "system" => continue,
-            "user" | "assistant" | "toolResult" => message.clone(),
+            "system" | "user" | "assistant" | "toolResult" => message.clone(),
             "custom" => {
                 let content = match message.get("content") {
                     Some(Value::String(s)) => json!([{"type": "text", "text": s}]),

@@ -322,7 +322,12 @@ fn the_context_follows_the_leaf_through_compaction_branch_summary_and_edits() {
     let path: Vec<&str> = s.branch_path(None).iter().filter_map(|e| e.id()).collect();
     assert_eq!(path, [sys.as_str(), u1.as_str(), bs.as_str()]);
     let llm = oxpi_session::to_llm_messages(&s.build_session_context().messages).expect("llm");
-    assert_eq!(llm.len(), 2, "the system message goes to the system prompt");
+    let roles: Vec<&str> = llm.iter().map(oxpi_ai::Message::role).collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "user"],
+        "the system message stays in place (pi 1.6's convertToLlm), the branch summary is a user turn"
+    );
 }
 
 fn chrono_millis(iso: &str) -> i64 {
