@@ -339,6 +339,31 @@ impl AgentOptions {
         self
     }
 
+    /// Sends every request under `identity` (pi's `identity`: the `User-Agent` and provider
+    /// attribution headers), over the template's own: the fields `identity` sets win. pi's agent
+    /// attributes requests to pi by default; oxpi's attributes them to no one until the
+    /// application names itself (`docs/differences-from-pi.md`).
+    ///
+    /// ```
+    /// use oxpi_agent_core::AgentOptions;
+    /// use oxpi_ai::identity::{ClientAttribution, ClientIdentity, UserAgentMode};
+    /// use oxpi_ai::{Model, StreamOptions};
+    ///
+    /// let template = StreamOptions::default()
+    ///     .with_identity(ClientIdentity::default().with_user_agent(UserAgentMode::Short));
+    /// let options = AgentOptions::new(Model::openai_compatible("http://127.0.0.1:8080/v1", "m"))
+    ///     .with_stream_options(template)
+    ///     .with_identity(ClientIdentity::default().with_attribution(ClientAttribution::new("acme", "https://acme.example")));
+    /// let identity = options.stream_options.identity.expect("set");
+    /// assert_eq!(identity.user_agent, Some(UserAgentMode::Short), "kept from the template");
+    /// assert_eq!(identity.attribution_headers("openrouter", "https://openrouter.ai/api/v1").len(), 2);
+    /// ```
+    pub fn with_identity(mut self, identity: oxpi_ai::identity::ClientIdentity) -> Self {
+        let base = self.stream_options.identity.take().unwrap_or_default();
+        self.stream_options.identity = Some(base.merge(&identity));
+        self
+    }
+
     /// Makes requests through `registry` (e.g. one holding the faux provider): sets
     /// [`stream_fn`](Self::stream_fn) to `registry.stream`.
     pub fn with_registry(mut self, registry: ProviderRegistry) -> Self {

@@ -207,6 +207,9 @@ pub struct StreamOptions {
     pub reasoning_summary: Option<ReasoningSummary>,
     /// Thinking token budgets per level, for budget-based providers (Anthropic, Gemini 2.5).
     pub thinking_budgets: ThinkingBudgets,
+    /// Who the request says it comes from: the `User-Agent` and the attribution headers (pi's
+    /// `identity`; `None`: a detailed oxpi `User-Agent`, no attribution).
+    pub identity: Option<crate::identity::ClientIdentity>,
 }
 
 impl Default for StreamOptions {
@@ -233,6 +236,7 @@ impl Default for StreamOptions {
             service_tier: None,
             reasoning_summary: None,
             thinking_budgets: ThinkingBudgets::default(),
+            identity: None,
         }
     }
 }
@@ -241,6 +245,12 @@ impl Default for StreamOptions {
 pub const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
 
 impl StreamOptions {
+    /// Sets the [`identity`](Self::identity) the request is sent under.
+    pub fn with_identity(mut self, identity: crate::identity::ClientIdentity) -> Self {
+        self.identity = Some(identity);
+        self
+    }
+
     /// Sets the sampling [`temperature`](Self::temperature).
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);

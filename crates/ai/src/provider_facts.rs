@@ -34,6 +34,23 @@ pub struct ProviderFacts {
     /// The model used when none is named (the labs' default).
     #[serde(default)]
     pub default_model: Option<String>,
+    /// The attribution headers the service reads (see [`crate::identity`]); a custom provider
+    /// whose base URL has this provider's host reads the same ones.
+    #[serde(default)]
+    pub attribution: Option<Attribution>,
+}
+
+/// Which attribution headers a service reads (pi's `getAttributionHeaders`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Attribution {
+    /// OpenRouter: `HTTP-Referer`, `X-OpenRouter-Title`, `X-OpenRouter-Categories`.
+    Openrouter,
+    /// NVIDIA NIM: `X-BILLING-INVOKE-ORIGIN`.
+    Nvidia,
+    /// OpenCode: `x-opencode-client`.
+    Opencode,
 }
 
 /// Every provider's facts, by name, parsed on first use. A file that did not parse (the tests

@@ -23,8 +23,9 @@ pub fn header_record(headers: &HeaderMap) -> std::collections::BTreeMap<String, 
     record
 }
 
-/// The request headers: JSON content type, the model's headers, the options' headers, then the
-/// authentication header (marked sensitive so it never shows in debug output).
+/// The request headers: JSON content type, the identity's headers (`User-Agent`, attribution;
+/// see [`crate::identity`]), the model's headers, the options' headers, then the authentication
+/// header (marked sensitive so it never shows in debug output). A later source wins.
 pub fn request_headers(
     model: &crate::types::model::Model,
     options: &StreamOptions,
@@ -32,7 +33,13 @@ pub fn request_headers(
 ) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    for (name, value) in model.headers.iter().chain(options.headers.iter()) {
+    let identity = options
+        .identity
+        .clone()
+        .unwrap_or_default()
+        .headers(&model.provider, &model.base_url);
+    let configured = model.headers.iter().chain(options.headers.iter());
+    for (name, value) in identity.iter().map(|(n, v)| (n, v)).chain(configured) {
         match (
             HeaderName::try_from(name.as_str()),
             HeaderValue::try_from(value.as_str()),
