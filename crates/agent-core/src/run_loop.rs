@@ -293,17 +293,34 @@ fn stream_fn_panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     format!("The stream_fn panicked: {}", panic_text(panic))
 }
 
-/// An assistant message that ends the turn without a request (aborted, or a hook failed).
+/// An assistant message that ends the turn without a request: aborted (failure kind `Aborted`),
+/// or a hook failed (`Config`: the request could not be made as configured).
 fn ended_without_request(
     inner: &Inner,
     run: &Run,
     reason: StopReason,
     text: String,
 ) -> AssistantMessage {
+    let kind = match reason {
+        StopReason::Aborted => FailureKind::Aborted,
+        _ => FailureKind::Config,
+    };
+    ended_with_kind(inner, run, reason, kind, text)
+}
+
+/// [`ended_without_request`] with the failure kind given.
+fn ended_with_kind(
+    inner: &Inner,
+    run: &Run,
+    reason: StopReason,
+    kind: FailureKind,
+    text: String,
+) -> AssistantMessage {
     let model = run.model(inner);
     let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
     message.stop_reason = reason;
     message.error_message = Some(text);
+    message.failure_kind = Some(kind);
     message
 }
 
@@ -405,7 +422,13 @@ async fn request_reply(
             Ok(Ok(None)) => {}
             Ok(Err(text)) => {
                 let text = format!("get_api_key failed for provider {}: {text}", model.provider);
-                return Err(ended_without_request(inner, run, StopReason::Error, text));
+                return Err(ended_with_kind(
+                    inner,
+                    run,
+                    StopReason::Error,
+                    FailureKind::Auth,
+                    text,
+                ));
             }
             Err(panic) => return Err(ended_without_request(inner, run, StopReason::Error, panic)),
         }
@@ -418,7 +441,8 @@ async fn request_reply(
     }));
     drop(context);
     let mut stream = started_stream.map_err(|panic| {
-        ended_without_request(inner, run, StopReason::Error, stream_fn_panic_text(&*panic))
+        let text = stream_fn_panic_text(&*panic);
+        ended_with_kind(inner, run, StopReason::Error, FailureKind::Other, text)
     })?;
 
     // The stream folds its events into the partial message once; the agent's
@@ -453,10 +477,11 @@ async fn request_reply(
     drop(stream);
     inner.state().streaming_message = SharedPartial::default();
     let message = last.unwrap_or_else(|| {
-        ended_without_request(
+        ended_with_kind(
             inner,
             run,
             StopReason::Error,
+            FailureKind::Other,
             "The stream ended without a done or error event".to_string(),
         )
     });

@@ -284,6 +284,15 @@ async fn panicking_transform_context_still_ends_the_run_with_agent_end() {
         .error_message()
         .unwrap()
         .contains("transform exploded"));
+    let messages = agent.messages();
+    let Some(Message::Assistant(last)) = messages.last() else {
+        panic!("the run ends with an assistant message");
+    };
+    assert_eq!(
+        last.failure_kind,
+        Some(oxpi_ai::FailureKind::Config),
+        "a hook that failed: the request could not be made"
+    );
     assert_idle_and_paired(&agent);
     assert_eq!(
         log.agent_ends().len(),

@@ -16,7 +16,7 @@ use oxpi_agent_core::{
     ToolExecution, ToolUpdateFn,
 };
 use oxpi_ai::faux::FauxReply;
-use oxpi_ai::{ApiKey, Message, StopReason, StreamOptions};
+use oxpi_ai::{ApiKey, FailureKind, Message, StopReason, StreamOptions};
 use oxpi_testkit::{Reply, TestServer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -348,8 +348,13 @@ async fn a_failing_get_api_key_ends_the_run_before_anything_is_sent() {
     assert_eq!(roles(&messages), ["user", "assistant"]);
     let last = last_assistant(&messages);
     assert_eq!(
-        (last.stop_reason, last.error_message.as_deref()),
-        (StopReason::Error, Some(text))
+        (
+            last.stop_reason,
+            last.error_message.as_deref(),
+            last.failure_kind.clone()
+        ),
+        (StopReason::Error, Some(text), Some(FailureKind::Auth)),
+        "a key source that failed is an auth failure, not retried"
     );
     assert_idle_and_paired(&agent);
 }
