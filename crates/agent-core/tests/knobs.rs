@@ -351,7 +351,7 @@ async fn a_failing_get_api_key_ends_the_run_before_anything_is_sent() {
         (
             last.stop_reason,
             last.error_message.as_deref(),
-            last.failure_kind.clone()
+            last.failure_kind
         ),
         (StopReason::Error, Some(text), Some(FailureKind::Auth)),
         "a key source that failed is an auth failure, not retried"
