@@ -105,8 +105,18 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         return Ok(true);
     }
     let started = Instant::now();
-    let report = collect(root, &options).await?;
+    let (report, rules) = collect(root, &options).await?;
     println!("{}", report.text(options.top.unwrap_or(25)));
+    if options.filter.is_empty() {
+        for rule in report.unused(&rules) {
+            println!(
+                "note: the {} row `{}` `{}` of docs/differences-from-pi.md matched nothing (fixed? remove it)",
+                rule.status.as_str(),
+                rule.scope,
+                rule.path
+            );
+        }
+    }
     if let Some(path) = &options.json {
         let path = if path.is_absolute() {
             path.clone()
@@ -135,7 +145,10 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
 }
 
 /// Runs the cases `options` selects through both sides and compares them.
-async fn collect(root: &Path, options: &Options) -> Result<report::Report, String> {
+async fn collect(
+    root: &Path,
+    options: &Options,
+) -> Result<(report::Report, Vec<explained::Rule>), String> {
     let docs_path = root.join("docs/differences-from-pi.md");
     let docs = std::fs::read_to_string(&docs_path)
         .map_err(|e| format!("could not read {}: {e}", docs_path.display()))?;
@@ -231,7 +244,7 @@ async fn collect(root: &Path, options: &Options) -> Result<report::Report, Strin
             )
         })
         .collect();
-    Ok(report::Report { results })
+    Ok((report::Report { results }, rules))
 }
 
 /// The driver's `{id, error}` / `{id, thrown}` lines: each case's error text.
@@ -268,7 +281,7 @@ mod tests {
         }
         let root = crate::workspace_root();
         let report = match collect(&root, &Options::filtered(&["deepseek", "mistral"])).await {
-            Ok(report) => report,
+            Ok((report, _)) => report,
             Err(message) if message.contains("npm") => {
                 println!("pi-reqdiff integration test skipped: {message}");
                 return;

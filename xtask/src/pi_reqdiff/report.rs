@@ -144,9 +144,46 @@ struct Class {
     cases: usize,
     apis: BTreeSet<String>,
     providers: BTreeSet<String>,
-    status: Option<Status>,
+    statuses: BTreeSet<Status>,
     unexplained: usize,
     sample: String,
+}
+
+/// The segments that start a tool's JSON Schema: every difference inside one schema is one class.
+const SCHEMA_KEYS: [&str; 4] = [
+    ".parameters",
+    ".input_schema",
+    ".inputSchema",
+    ".parametersJsonSchema",
+];
+
+/// A difference's class path: its pattern, cut after a tool schema's root.
+pub(crate) fn class_path(pattern: &str) -> &str {
+    SCHEMA_KEYS
+        .iter()
+        .filter_map(|key| {
+            pattern
+                .find(key)
+                .map(|at| at + key.len())
+                .filter(|end| pattern[*end..].is_empty() || pattern[*end..].starts_with(['.', '[']))
+        })
+        .min()
+        .map_or(pattern, |end| &pattern[..end])
+}
+
+impl Class {
+    /// `UNEXPLAINED` when some case of the class is not covered, else its rows' statuses
+    /// (`open`, `deliberate`, `deliberate+open`).
+    fn status(&self) -> String {
+        if self.unexplained > 0 {
+            return "UNEXPLAINED".into();
+        }
+        self.statuses
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    }
 }
 
 /// Everything a run found.
@@ -182,14 +219,15 @@ impl Report {
         for r in &self.results {
             let mut seen = BTreeSet::new();
             for (d, explained) in r.comparison.differences.iter().zip(&r.explained) {
-                let key = (d.pattern.clone(), d.kind);
+                let path = class_path(&d.pattern).to_string();
+                let key = (path.clone(), d.kind);
                 let class = classes.entry(key.clone()).or_insert_with(|| Class {
-                    pattern: d.pattern.clone(),
+                    pattern: path,
                     kind: d.kind,
                     cases: 0,
                     apis: BTreeSet::new(),
                     providers: BTreeSet::new(),
-                    status: explained.as_ref().map(|e| e.0),
+                    statuses: BTreeSet::new(),
                     unexplained: 0,
                     sample: format!("{} — {}", r.label, d.sample()),
                 });
@@ -199,14 +237,40 @@ impl Report {
                 }
                 class.apis.insert(r.api.clone());
                 class.providers.insert(r.provider.clone());
-                if explained.is_none() {
-                    class.status = None;
+                if let Some((status, _)) = explained {
+                    class.statuses.insert(*status);
                 }
             }
         }
         let mut list: Vec<Class> = classes.into_values().collect();
         list.sort_by(|a, b| b.cases.cmp(&a.cases).then(a.pattern.cmp(&b.pattern)));
         list
+    }
+
+    /// The rules of `rules` that cover no difference of this run (fixed, or a typo in a row).
+    pub(crate) fn unused<'a>(&self, rules: &'a [Rule]) -> Vec<&'a Rule> {
+        let seen: BTreeSet<(&str, &str, &str, &str)> = self
+            .results
+            .iter()
+            .flat_map(|r| {
+                r.comparison.differences.iter().map(move |d| {
+                    (
+                        r.provider.as_str(),
+                        r.api.as_str(),
+                        r.model.as_str(),
+                        d.pattern.as_str(),
+                    )
+                })
+            })
+            .collect();
+        rules
+            .iter()
+            .filter(|rule| {
+                !seen
+                    .iter()
+                    .any(|(p, a, m, path)| rule.covers(p, a, m, path))
+            })
+            .collect()
     }
 
     /// Cases with a difference no rule explains.
@@ -262,7 +326,7 @@ impl Report {
                 class.cases,
                 class.pattern,
                 class.kind.as_str(),
-                class.status.map_or("UNEXPLAINED", Status::as_str),
+                class.status(),
                 class.apis.iter().cloned().collect::<Vec<_>>().join(", "),
                 class.sample.replace('|', "\\|")
             );
@@ -296,7 +360,7 @@ impl Report {
             "classes": self.classes().iter().map(|c| json!({
                 "path": c.pattern, "kind": c.kind.as_str(), "cases": c.cases,
                 "unexplainedCases": c.unexplained,
-                "status": c.status.map_or("unexplained", Status::as_str),
+                "status": c.status(),
                 "apis": c.apis, "providers": c.providers, "sample": c.sample,
             })).collect::<Vec<_>>(),
             "cases": self.results.iter().map(|r| json!({
@@ -326,6 +390,23 @@ mod tests {
             headers: vec![("authorization".into(), "Bearer k".into())],
             body: body.to_string().into_bytes(),
         }
+    }
+
+    #[test]
+    fn a_schema_is_one_class() {
+        assert_eq!(
+            class_path("body.tools[*].parameters.properties.a.type"),
+            "body.tools[*].parameters"
+        );
+        assert_eq!(
+            class_path("body.tools[*].input_schema"),
+            "body.tools[*].input_schema"
+        );
+        assert_eq!(
+            class_path("body.tools[*].parametersX"),
+            "body.tools[*].parametersX"
+        );
+        assert_eq!(class_path("body.max_tokens"), "body.max_tokens");
     }
 
     #[test]
