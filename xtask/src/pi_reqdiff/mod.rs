@@ -298,6 +298,18 @@ mod tests {
     }
 
     #[test]
+    fn the_drivers_package_pins_the_installed_pi_ai() {
+        let text =
+            std::fs::read_to_string(crate::workspace_root().join("xtask/pi-reqdiff/package.json"))
+                .unwrap();
+        let package: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            package["dependencies"]["@earendil-works/pi-ai"],
+            crate::bench::env::PI16_VERSION
+        );
+    }
+
+    #[test]
     fn parses_filter_json_and_top() {
         let options = Options::parse(
             [
