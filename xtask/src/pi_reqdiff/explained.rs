@@ -142,12 +142,16 @@ pub(crate) fn glob(pattern: &str, text: &str) -> bool {
 impl Rule {
     /// True when this rule covers a difference at `pattern` of a case of `provider`/`api`/`model`.
     pub(crate) fn covers(&self, provider: &str, api: &str, model: &str, pattern: &str) -> bool {
+        self.in_scope(provider, api, model) && glob(&self.path, pattern)
+    }
+
+    /// True when the rule's scope takes a case of `provider`/`api`/`model`.
+    pub(crate) fn in_scope(&self, provider: &str, api: &str, model: &str) -> bool {
         let mut segments = self.scope.splitn(3, '/');
         let matches = |segment: Option<&str>, text: &str| segment.is_none_or(|s| glob(s, text));
         matches(segments.next(), provider)
             && matches(segments.next(), api)
             && matches(segments.next(), model)
-            && glob(&self.path, pattern)
     }
 }
 

@@ -247,7 +247,9 @@ impl Report {
         list
     }
 
-    /// The rules of `rules` that cover no difference of this run (fixed, or a typo in a row).
+    /// The rules of `rules` that cover no difference of this run (fixed, or a typo in a row),
+    /// among those whose scope takes a case both sides sent a request for (a Bedrock row is not
+    /// reported by a build without Bedrock).
     pub(crate) fn unused<'a>(&self, rules: &'a [Rule]) -> Vec<&'a Rule> {
         let seen: BTreeSet<(&str, &str, &str, &str)> = self
             .results
@@ -263,8 +265,15 @@ impl Report {
                 })
             })
             .collect();
+        let compared: BTreeSet<(&str, &str, &str)> = self
+            .results
+            .iter()
+            .filter(|r| r.compared())
+            .map(|r| (r.provider.as_str(), r.api.as_str(), r.model.as_str()))
+            .collect();
         rules
             .iter()
+            .filter(|rule| compared.iter().any(|(p, a, m)| rule.in_scope(p, a, m)))
             .filter(|rule| {
                 !seen
                     .iter()
@@ -443,6 +452,16 @@ mod tests {
             text.contains("`request` | missing in oxpi | UNEXPLAINED"),
             "{text}"
         );
+        let rows = explained::parse(
+            "<!-- pi-reqdiff:open:start -->\n| `deepseek/*` | `body.messages[*].reasoning_content` | a |\n| `deepseek/*` | `body.store` | b |\n| `mistral/*` | `body.store` | c |\n<!-- pi-reqdiff:open:end -->",
+        )
+        .unwrap();
+        let unused: Vec<&str> = report
+            .unused(&rows)
+            .iter()
+            .map(|r| r.reason.as_str())
+            .collect();
+        assert_eq!(unused, vec!["b"]);
         let json = report.json();
         assert_eq!(json["total"]["cases"], 3);
         assert_eq!(json["cases"][1]["differences"][0]["status"], "open");
