@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{labs, local_model};
+use crate::{labs, local_model, pi_reqdiff};
 
 const USAGE: &str = "\
 cargo xtask ci [--no-labs]
@@ -25,6 +25,8 @@ Runs, in order, stopping at the first failure:
                                        (Vertex AI credentials and Bedrock, features off by default)
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
+     cargo xtask pi-reqdiff            (oxpi's requests against pi-ai 1.6.0's, when Node is
+                                       installed; a 'pi-reqdiff skipped' line otherwise)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
   7. cargo xtask labs                  (every lab once, against the configured model)
 
@@ -185,6 +187,16 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
     let bench = crate::bench::Options::parse(vec!["--quick".into(), "--no-node".into()])?;
     if !crate::bench::run(root, bench)? {
         return Ok(false);
+    }
+    if !pi_reqdiff::node_available() {
+        println!("pi-reqdiff skipped: no node");
+    } else if let Err(reason) = crate::bench::env::Node::prepare_pi16() {
+        println!("pi-reqdiff skipped: {reason}");
+    } else {
+        println!("==> cargo xtask pi-reqdiff");
+        if !pi_reqdiff::run(root, pi_reqdiff::Options::default()).await? {
+            return Ok(false);
+        }
     }
     if options.no_labs {
         return Ok(true);

@@ -8,6 +8,7 @@
 //! - `fuzz`: run a cargo-fuzz target for a while.
 //! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
 //! - `pi-replay`: every recorded provider stream through oxpi and pi-ai, compared.
+//! - `pi-reqdiff`: what oxpi sends against what pi-ai 1.6.0 sends, request for request.
 //! - `build-cost`: a user's first build of oxpi-ai (fresh crate, empty target), timed.
 //! - `models`: regenerate oxpi-ai's model catalogue from pi-ai's published list.
 
@@ -20,6 +21,7 @@ mod labs;
 mod local_model;
 mod models;
 mod pi_replay;
+mod pi_reqdiff;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,6 +36,7 @@ Commands:
   fuzz          Run a cargo-fuzz target for N seconds (partial_json, sse_decoder, chat_stream, workspace_resolve)
   bench         Measure oxpi against pi-ai (TS) and the Rust port pi-ai; write BENCHMARKS.md
   pi-replay     Replay every recorded stream through oxpi and pi-ai (TS); list the differences
+  pi-reqdiff    Compare the requests oxpi and pi-ai 1.6.0 send for the same cases (needs Node)
   build-cost    Time a user's first build of oxpi-ai (fresh crate, empty target, debug + release)
   models        Regenerate crates/ai/data/models.json from pi-ai's model list (needs Node)
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
@@ -58,6 +61,8 @@ enum Command {
     Bench(bench::Options),
     /// `pi-replay`.
     PiReplay(pi_replay::Options),
+    /// `pi-reqdiff`.
+    PiReqdiff(pi_reqdiff::Options),
     /// `build-cost`.
     BuildCost(build_cost::Options),
     /// `models`.
@@ -79,6 +84,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
         "pi-replay" => pi_replay::Options::parse(rest).map(Command::PiReplay),
+        "pi-reqdiff" => pi_reqdiff::Options::parse(rest).map(Command::PiReqdiff),
         "build-cost" => build_cost::Options::parse(rest).map(Command::BuildCost),
         "models" => models::Options::parse(rest).map(Command::Models),
         other => Err(format!("unknown command `{other}`")),
@@ -124,6 +130,9 @@ fn main() -> ExitCode {
         Command::Fuzz(options) => fuzz::run(&workspace_root(), options),
         Command::Bench(options) => bench::run(&workspace_root(), options),
         Command::PiReplay(options) => pi_replay::run(&workspace_root(), options),
+        Command::PiReqdiff(options) => {
+            runtime.block_on(pi_reqdiff::run(&workspace_root(), options))
+        }
         Command::BuildCost(options) => build_cost::run(&workspace_root(), options),
         Command::Models(options) => models::run(&workspace_root(), options),
     };
