@@ -1,4 +1,5 @@
-//! pi 1.6's client identity on the wire: every API sends oxpi's `User-Agent` by default, the
+//! pi 1.6's client identity on the wire: every API sends oxpi's `User-Agent` by default (and
+//! `accept: application/json` where pi's client does), the
 //! attribution headers of the service a request goes to when the application names itself, and a
 //! header set on the model or the request wins over the identity's.
 
@@ -13,7 +14,7 @@ use common::{run, user_context};
 use oxpi_ai::identity::{ClientAttribution, ClientIdentity, UserAgentMode};
 use oxpi_ai::{
     Model, StopReason, StreamOptions, API_ANTHROPIC_MESSAGES, API_GOOGLE_GENERATIVE_AI,
-    API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
+    API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES,
 };
 use oxpi_testkit::{Recorded, Reply, TestServer};
 
@@ -88,12 +89,21 @@ async fn every_api_sends_oxpis_user_agent_and_no_attribution_by_default() {
         API_ANTHROPIC_MESSAGES,
         API_OPENAI_RESPONSES,
         API_OPENAI_COMPLETIONS,
+        API_MISTRAL_CONVERSATIONS,
         API_GOOGLE_GENERATIVE_AI,
     ] {
         let sent = request(&server, &model(&server, api, "openrouter"), options()).await;
         assert_eq!(sent.header("user-agent"), Some(expected.as_str()), "{api}");
         assert_eq!(sent.header("http-referer"), None, "{api}");
         assert_eq!(sent.header("x-openrouter-title"), None, "{api}");
+        // pi's OpenAI and Anthropic clients ask for JSON even for a stream, its Mistral client
+        // for the event stream; its Gemini client sends fetch's `*/*`, as reqwest does.
+        let accept = match api {
+            API_GOOGLE_GENERATIVE_AI => "*/*",
+            API_MISTRAL_CONVERSATIONS => "text/event-stream",
+            _ => "application/json",
+        };
+        assert_eq!(sent.header("accept"), Some(accept), "{api}");
     }
 }
 

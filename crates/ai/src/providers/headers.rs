@@ -2,7 +2,7 @@
 //! the authentication header (marked sensitive), pi's session headers; responses' headers as a
 //! record for `on_response`.
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 
 use crate::options::StreamOptions;
 
@@ -23,7 +23,8 @@ pub fn header_record(headers: &HeaderMap) -> std::collections::BTreeMap<String, 
     record
 }
 
-/// The request headers: JSON content type, the identity's headers (`User-Agent`, attribution;
+/// The request headers: JSON content type (and `accept` where pi's client sends it), the
+/// identity's headers (`User-Agent`, attribution;
 /// see [`crate::identity`]), the model's headers, the options' headers, then the authentication
 /// header (marked sensitive so it never shows in debug output). A later source wins.
 pub fn request_headers(
@@ -33,6 +34,9 @@ pub fn request_headers(
 ) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(accept) = model.api.accept_header() {
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
+    }
     let identity = options
         .identity
         .clone()

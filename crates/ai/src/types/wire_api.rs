@@ -82,6 +82,24 @@ impl WireApi {
         BUILTIN.iter().any(|(_, name)| *name == self.as_str())
     }
 
+    /// The `accept` header pi's client for this API sends: JSON for the OpenAI and Anthropic
+    /// SDKs (even for a stream), the event stream for Mistral's; `None` where it sends fetch's
+    /// default (`*/*`, as reqwest does).
+    pub fn accept_header(&self) -> Option<&'static str> {
+        match self {
+            Self::OpenAiCompletions
+            | Self::OpenAiResponses
+            | Self::AzureOpenAiResponses
+            | Self::AnthropicMessages => Some("application/json"),
+            Self::MistralConversations => Some("text/event-stream"),
+            Self::GoogleGenerativeAi
+            | Self::GoogleVertex
+            | Self::BedrockConverseStream
+            | Self::Faux
+            | Self::Custom(_) => None,
+        }
+    }
+
     /// Every built-in API, in a fixed order.
     pub fn builtins() -> impl Iterator<Item = WireApi> {
         BUILTIN.iter().map(|(api, _)| api.clone())
