@@ -31,6 +31,7 @@ pub mod faux;
 pub mod internals;
 pub mod models;
 pub mod options;
+pub mod output_limit;
 pub mod overflow;
 pub mod partial_json;
 pub mod provider_facts;
