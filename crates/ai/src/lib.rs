@@ -32,6 +32,7 @@ pub mod identity;
 pub mod internals;
 pub mod models;
 pub mod options;
+pub mod output_limit;
 pub mod overflow;
 pub mod partial_json;
 pub mod provider_facts;

@@ -301,6 +301,14 @@ impl ReplyBuilder {
         !self.message.content.is_empty()
     }
 
+    /// Replaces the signature of the thinking block at content `index` (no event; ignored when
+    /// that block is not thinking). For signatures known only at the end of a reply.
+    pub fn replace_thinking_signature(&mut self, index: usize, signature: Option<String>) {
+        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
+            t.thinking_signature = signature;
+        }
+    }
+
     /// Sets the provider's response id.
     pub fn set_response_id(&mut self, id: impl Into<String>) {
         self.message.response_id = Some(id.into());

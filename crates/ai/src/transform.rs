@@ -1,8 +1,9 @@
 //! Cross-provider handoff: prepares a conversation recorded on any provider for a request to
 //! `target`, so a session started on one API continues on any other.
 //!
-//! - Thinking from another model becomes plain text (redacted thinking, which only its own model
-//!   can read, is dropped); thinking and signatures from the same model are kept for replay.
+//! - Thinking from another model is dropped (pi 1.6: replayed as text, the new model took it for
+//!   part of its visible reply); thinking and signatures from the same model are kept for replay
+//!   (an empty block only when it is signed or redacted: encrypted reasoning).
 //! - Tool-call ids are rewritten by the target's rule, consistently in calls and results.
 //! - Assistant turns that failed or were aborted are dropped, with the tool results that follow
 //!   them (matched by position: a later turn that reuses a call id keeps its own result).
@@ -71,17 +72,11 @@ pub fn transform_messages(
                     .content
                     .iter()
                     .filter_map(|block| match block {
-                        AssistantContent::Thinking(t) if same => {
-                            Some(AssistantContent::Thinking(t.clone()))
-                        }
-                        AssistantContent::Thinking(t) => {
-                            (t.redacted != Some(true) && !t.thinking.trim().is_empty()).then(|| {
-                                AssistantContent::Text(TextContent {
-                                    text: t.thinking.clone(),
-                                    text_signature: None,
-                                })
-                            })
-                        }
+                        AssistantContent::Thinking(t) if same => (t.redacted == Some(true)
+                            || t.thinking_signature.is_some()
+                            || !t.thinking.trim().is_empty())
+                        .then(|| AssistantContent::Thinking(t.clone())),
+                        AssistantContent::Thinking(_) => None,
                         AssistantContent::Text(t) if same => {
                             Some(AssistantContent::Text(t.clone()))
                         }
@@ -190,6 +185,58 @@ pub fn mistral_tool_id(id: &str) -> String {
         .map(|i| {
             let index = ((hash >> (i * 7)) % ALPHABET.len() as u64) as usize;
             ALPHABET.get(index).copied().map(char::from).unwrap_or('a')
+        })
+        .collect()
+}
+
+/// What a user image becomes for a model without image input (pi 1.6's text).
+pub const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
+/// What a tool-result image becomes for a model without image input (pi 1.6's text).
+pub const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
+
+/// For a `target` without image input, replaces the images of user messages and tool results
+/// with a placeholder text (one for a run of images), as pi 1.6's `transformMessages` does
+/// before any API sees them; a model that takes images gets the messages as they are.
+pub fn downgrade_images(messages: Vec<Message>, target: &Model) -> Vec<Message> {
+    use crate::types::message::UserMessageContent;
+    use crate::types::model::InputKind;
+    if target.input.contains(&InputKind::Image) {
+        return messages;
+    }
+    let replace = |content: &[UserContent], placeholder: &str| -> Vec<UserContent> {
+        let mut out = Vec::with_capacity(content.len());
+        let mut after_placeholder = false;
+        for block in content {
+            match block {
+                UserContent::Image(_) => {
+                    if !after_placeholder {
+                        out.push(UserContent::text(placeholder));
+                    }
+                    after_placeholder = true;
+                }
+                UserContent::Text(t) => {
+                    after_placeholder = t.text == placeholder;
+                    out.push(block.clone());
+                }
+            }
+        }
+        out
+    };
+    messages
+        .into_iter()
+        .map(|message| match message {
+            Message::User(mut user) => {
+                if let UserMessageContent::Blocks(blocks) = &user.content {
+                    user.content =
+                        UserMessageContent::Blocks(replace(blocks, USER_IMAGE_PLACEHOLDER));
+                }
+                Message::User(user)
+            }
+            Message::ToolResult(mut result) => {
+                result.content = replace(&result.content, TOOL_IMAGE_PLACEHOLDER);
+                Message::ToolResult(result)
+            }
+            other => other,
         })
         .collect()
 }

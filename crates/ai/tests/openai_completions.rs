@@ -90,8 +90,10 @@ async fn streams_text_and_usage() {
             "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
             "stream": true,
             "stream_options": {"include_usage": true},
-            // pi's default output limit: the model's (4,096 for `openai_compatible`), at most 32,000.
-            "max_tokens": 4096,
+            // pi 1.6's defaults for any server: `store: false`, `max_completion_tokens`, the
+            // model's limit (4,096 for `openai_compatible`) fitted into the window.
+            "max_completion_tokens": 4096,
+            "store": false,
         })
     );
 }
@@ -133,7 +135,15 @@ async fn assembles_tool_calls_of_every_server_flavour() {
         .unwrap();
     let (_, message) = run(&model(&server), &user_context("go"), fast_options()).await;
     assert_eq!(message.stop_reason, StopReason::ToolUse);
-    assert_eq!(message.content[0], AssistantContent::thinking("think"));
+    // The block names the field its reasoning came in (pi's replay key).
+    assert_eq!(
+        message.content[0],
+        AssistantContent::Thinking(oxpi_ai::ThinkingContent {
+            thinking: "think".into(),
+            thinking_signature: Some("reasoning_content".into()),
+            redacted: None,
+        })
+    );
     let calls: Vec<&ToolCall> = message.tool_calls().collect();
     let summary: Vec<(String, Value)> = calls
         .iter()
@@ -279,7 +289,7 @@ async fn request_carries_history_tools_and_options() {
                 {"role": "tool", "tool_call_id": mapped_id, "content": "content of a", "name": "read"},
                 {"role": "user", "content": [
                     {"type": "text", "text": "look"},
-                    {"type": "text", "text": "(image omitted: this model does not accept images)"}
+                    {"type": "text", "text": "(image omitted: model does not support images)"}
                 ]},
             ],
             "stream": true,

@@ -63,7 +63,8 @@ fn thinking(text: &str, redacted: bool) -> AssistantContent {
 }
 
 #[test]
-fn another_models_thinking_becomes_text_and_signatures_go() {
+fn another_models_thinking_and_signatures_are_dropped() {
+    // pi 1.6: thinking from another model is dropped, not replayed as text.
     let text = AssistantContent::Text(TextContent {
         text: "answer".into(),
         text_signature: Some("tsig".into()),
@@ -96,7 +97,6 @@ fn another_models_thinking_becomes_text_and_signatures_go() {
                 "other",
                 "m",
                 vec![
-                    AssistantContent::text("let me think"),
                     AssistantContent::text("answer"),
                     AssistantContent::ToolCall(expected_call),
                 ],

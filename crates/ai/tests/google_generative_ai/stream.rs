@@ -382,14 +382,12 @@ async fn thought_signatures_are_stored_and_replayed_to_the_same_model_only() {
             {"functionCall": {"name": "add", "args": {"x": 1}}, "thoughtSignature": "sig-call"},
         ]})
     );
-    // Another model: thinking becomes text, signatures stay behind.
+    // Another model: thinking is dropped (pi 1.6), signatures stay behind.
     run(&model_named(&server, "gemini-2.5-pro"), &context, options()).await;
     let body = server.requests()[2].json();
     assert_eq!(
         body["contents"][1],
         json!({"role": "model", "parts": [
-            {"text": "Plan: "},
-            {"text": "add."},
             {"text": "Calling "},
             {"text": "add."},
             {"functionCall": {"name": "add", "args": {"x": 1}}},
@@ -404,7 +402,7 @@ async fn thought_signatures_are_stored_and_replayed_to_the_same_model_only() {
     .await;
     let body = server.requests()[3].json();
     assert_eq!(
-        body["contents"][1]["parts"][4],
+        body["contents"][1]["parts"][2],
         json!({"functionCall": {"name": "add", "args": {"x": 1}}, "thoughtSignature": "skip_thought_signature_validator"})
     );
 }

@@ -297,7 +297,7 @@ async fn history_becomes_input_items() {
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]},
             {"type": "function_call", "call_id": "call_1", "id": "fc_1", "name": "read", "arguments": "{\"path\":\"a\"}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "content of a"},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hmm."}]},
+            // Another model's thinking ("Hmm.") is dropped (pi 1.6).
             {"type": "function_call", "call_id": "toolu_01_x", "name": "read", "arguments": "{\"path\":\"b\"}"},
             {"type": "function_call_output", "call_id": "toolu_01_x", "output": "(see attached image)"},
             {"type": "message", "role": "user", "content": [

@@ -31,8 +31,13 @@ impl ChatDecoder {
         seed: ChatSeed,
         rewrite: Option<ChunkRewrite>,
     ) -> Self {
+        let processor = ChunkProcessor::new(out, model, &seed.compat, seed.tool_names);
         Self {
-            processor: ChunkProcessor::new(out, model, &seed.compat, seed.tool_names),
+            // Mistral's stream (the one with a rewrite): its thinking stays unsigned, as pi's.
+            processor: match rewrite {
+                Some(_) => processor.without_reasoning_signatures(),
+                None => processor,
+            },
             reader: ChunkReader::new(),
             rewrite,
         }

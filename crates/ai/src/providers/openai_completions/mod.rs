@@ -2,9 +2,11 @@
 //! OpenRouter, Groq, DeepSeek, xAI, Mistral, Cerebras, Together, llama.cpp, Ollama, vLLM,
 //! LM Studio.
 //!
-//! - `compat`: per-server differences, detected from the base URL, overridable per model.
+//! - `compat`: per-server differences, detected by host rules (`data/chat-completions-hosts.json`),
+//!   overridable per model.
 //! - `wire`: request and chunk types.
-//! - `convert`: context → request.
+//! - `convert`: context → request; `messages`: the conversation; `reasoning`: the reasoning
+//!   parameters per `thinkingFormat`.
 //! - `prepare`: the request's URL, headers and body (pure).
 //! - `decode`: server-sent events → reply events (the shared transport drives it).
 //! - `reader`: chunk text → chunks, skipping the envelope a chunk repeats.
@@ -14,8 +16,10 @@
 pub(crate) mod compat;
 pub(crate) mod convert;
 pub(crate) mod decode;
+pub(crate) mod messages;
 pub(crate) mod prepare;
 pub(crate) mod reader;
+pub(crate) mod reasoning;
 pub(crate) mod stream;
 pub(crate) mod text_tool_calls;
 pub(crate) mod wire;

@@ -9,6 +9,7 @@ use super::text_tool_calls::{parse_text_tool_calls, TextToolCallDetector};
 use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, FinishReason, Text};
 use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
+use crate::types::content::{AssistantContent, ThinkingContent};
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
 use crate::types::usage::Usage;
@@ -24,6 +25,15 @@ pub struct ChunkProcessor {
     finished_tools: HashSet<u64>,
     finish_reason: Option<FinishReason>,
     usage: Option<ChunkUsage>,
+    /// OpenRouter's `reasoning_details` so far, merged as pi merges them.
+    details: Vec<Value>,
+    /// The thinking block that carries them (as its signature, written at the end).
+    details_block: Option<usize>,
+    /// The field thinking that arrived as `reasoning` is replayed in.
+    replay_reasoning_as: Option<String>,
+    /// Name each thinking block's reasoning field in its signature (pi's Chat Completions
+    /// replay key; not for Mistral, whose thinking pi keeps unsigned).
+    sign_reasoning: bool,
 }
 
 impl ChunkProcessor {
@@ -45,7 +55,17 @@ impl ChunkProcessor {
             finished_tools: HashSet::new(),
             finish_reason: None,
             usage: None,
+            details: Vec::new(),
+            details_block: None,
+            replay_reasoning_as: compat.replay_reasoning_as.clone(),
+            sign_reasoning: true,
         }
+    }
+
+    /// Leaves thinking blocks unsigned (Mistral's stream read through this processor).
+    pub fn without_reasoning_signatures(mut self) -> Self {
+        self.sign_reasoning = false;
+        self
     }
 
     /// True once a finish_reason arrived.
@@ -85,12 +105,33 @@ impl ChunkProcessor {
             self.usage = Some(**usage);
         }
         let delta = &mut choice.delta;
-        let reasoning = delta
-            .reasoning_content
-            .take()
-            .or_else(|| delta.reasoning.take());
-        if let Some(thinking) = reasoning.filter(|r| !r.as_str().is_empty()) {
+        // The first non-empty reasoning field (some servers send the same text in two); its
+        // name is the thinking block's signature, the field it is replayed in.
+        let fields = [
+            ("reasoning_content", delta.reasoning_content.take()),
+            ("reasoning", delta.reasoning.take()),
+            ("reasoning_text", delta.reasoning_text.take()),
+        ];
+        let reasoning = fields
+            .into_iter()
+            .find_map(|(field, text)| Some((field, text.filter(|t| !t.as_str().is_empty())?)));
+        if let Some((field, thinking)) = reasoning {
             self.out.thinking(thinking.0).await;
+            let index = self.out.message().content.len().saturating_sub(1);
+            let fresh = matches!(
+                self.out.message().content.get(index),
+                Some(AssistantContent::Thinking(t)) if t.thinking_signature.is_none()
+            );
+            if fresh && self.sign_reasoning && self.details_block != Some(index) {
+                let field = match (&self.replay_reasoning_as, field) {
+                    (Some(alias), "reasoning") => alias.clone(),
+                    _ => field.to_string(),
+                };
+                self.out.replace_thinking_signature(index, Some(field));
+            }
+        }
+        if let Some(details) = delta.reasoning_details.take() {
+            self.reasoning_details(*details).await;
         }
         if let Some(text) = delta.content.take().filter(|t| !t.as_str().is_empty()) {
             match &mut self.text_calls {
@@ -161,6 +202,46 @@ impl ChunkProcessor {
         Ok(())
     }
 
+    /// Keeps OpenRouter's valid reasoning details (merging consecutive text and summary
+    /// pieces) and makes sure a thinking block exists to carry them.
+    async fn reasoning_details(&mut self, details: Value) {
+        let Value::Array(details) = details else {
+            return;
+        };
+        for detail in details.into_iter().filter(is_reasoning_detail) {
+            if self.details_block.is_none() {
+                let existing = self
+                    .out
+                    .message()
+                    .content
+                    .iter()
+                    .position(|c| matches!(c, AssistantContent::Thinking(_)));
+                let index = match existing {
+                    Some(index) => index,
+                    None => {
+                        self.out
+                            .thinking_start_with(ThinkingContent {
+                                thinking: String::new(),
+                                thinking_signature: Some(String::new()),
+                                redacted: None,
+                            })
+                            .await
+                    }
+                };
+                self.details_block = Some(index);
+            }
+            merge_detail(&mut self.details, detail);
+        }
+    }
+
+    /// Writes the reasoning details into their thinking block's signature (pi: JSON text).
+    fn store_details(&mut self) {
+        if let (Some(index), false) = (self.details_block, self.details.is_empty()) {
+            let json = Value::Array(std::mem::take(&mut self.details)).to_string();
+            self.out.replace_thinking_signature(index, Some(json));
+        }
+    }
+
     fn usage(&self) -> Usage {
         let Some(raw) = self.usage else {
             return Usage::default();
@@ -213,6 +294,7 @@ impl ChunkProcessor {
     /// Ends the reply after `[DONE]` or the end of the body. No finish_reason → error.
     pub async fn finish(mut self) -> AssistantMessage {
         let text_calls = self.release_held_text().await;
+        self.store_details();
         let usage = self.usage();
         self.out.set_usage(usage);
         let Some(reason) = self.finish_reason else {
@@ -247,9 +329,74 @@ impl ChunkProcessor {
             let held = detector.take_held();
             self.out.text(&held).await;
         }
+        self.store_details();
         let usage = self.usage();
         self.out.set_usage(usage);
         self.out.fail(failure).await
+    }
+}
+
+/// pi's `isOpenAIReasoningDetail`: an object with a known `type` and the field it needs, and
+/// well-typed `id`, `format`, `index` when present.
+pub(crate) fn is_reasoning_detail(detail: &Value) -> bool {
+    let Some(object) = detail.as_object() else {
+        return false;
+    };
+    let is = |key: &str, ok: fn(&Value) -> bool| object.get(key).is_none_or(ok);
+    let common = is("id", |v| v.is_null() || v.is_string())
+        && is("format", Value::is_string)
+        && is("index", Value::is_number);
+    common
+        && match object.get("type").and_then(Value::as_str) {
+            Some("reasoning.summary") => object.get("summary").is_some_and(Value::is_string),
+            Some("reasoning.encrypted") => object.get("data").is_some_and(Value::is_string),
+            Some("reasoning.text") => {
+                object.get("text").is_some_and(Value::is_string)
+                    && is("signature", |v| v.is_null() || v.is_string())
+            }
+            _ => false,
+        }
+}
+
+/// Appends `detail`, merging a text or summary piece into the one before of the same type
+/// (pi's `appendOpenAIReasoningDetail`).
+fn merge_detail(details: &mut Vec<Value>, detail: Value) {
+    let kind = detail.get("type").and_then(Value::as_str).unwrap_or("");
+    let field = match kind {
+        "reasoning.text" => "text",
+        "reasoning.summary" => "summary",
+        _ => "",
+    };
+    let last = details
+        .last_mut()
+        .filter(|last| !field.is_empty() && last.get("type") == detail.get("type"));
+    let (Some(Value::Object(last)), Value::Object(piece)) = (last, &detail) else {
+        details.push(detail);
+        return;
+    };
+    let add = piece.get(field).and_then(Value::as_str).unwrap_or("");
+    if let Some(Value::String(text)) = last.get_mut(field) {
+        text.push_str(add);
+    }
+    if field == "text" {
+        let empty = |v: Option<&Value>| v.is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+        if empty(last.get("signature")) {
+            if let Some(signature) = piece.get("signature").filter(|v| !empty(Some(v))) {
+                last.insert("signature".into(), signature.clone());
+            }
+        }
+    }
+    for key in ["id", "index"] {
+        let missing = last.get(key).is_none_or(Value::is_null);
+        if let Some(value) = piece.get(key).filter(|_| missing) {
+            last.insert(key.into(), value.clone());
+        }
+    }
+    let no_format = last
+        .get("format")
+        .is_none_or(|v| v.as_str().is_none_or(str::is_empty));
+    if let Some(format) = piece.get("format").filter(|_| no_format) {
+        last.insert("format".into(), format.clone());
     }
 }
 

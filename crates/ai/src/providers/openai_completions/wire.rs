@@ -32,22 +32,28 @@ pub struct ChatRequest {
     /// Sampling temperature.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
-    /// Function tools.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Value>,
+    /// Function tools (`Some(vec![])` is sent as `[]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<Value>>,
+    /// z.ai: stream tool-call arguments (`zaiToolStream`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_stream: Option<bool>,
     /// `low` / `medium` / `high`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
-    /// OpenRouter's reasoning object.
+    /// OpenRouter's and Ant Ling's `{effort}`, Together's `{enabled}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Value>,
-    /// z.ai's and Qwen's thinking switch.
+    /// Qwen's thinking switch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_thinking: Option<bool>,
-    /// Qwen's chat-template switches.
+    /// Qwen's chat-template switches, or the model's `chatTemplateKwargs`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_template_kwargs: Option<Value>,
-    /// DeepSeek's thinking switch.
+    /// Baseten's `chatTemplateArgs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_template_args: Option<Value>,
+    /// DeepSeek's and z.ai's `{type}` object, or a level string (`string-thinking`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Value>,
     /// `false` to opt out of storage (OpenAI).
@@ -62,6 +68,9 @@ pub struct ChatRequest {
     /// `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": …}}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
+    /// OpenRouter's provider routing (`compat.openRouterRouting`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Value>,
 }
 
 /// One `data:` chunk of the stream, borrowing its strings from the event text where they
@@ -115,6 +124,11 @@ pub struct ChunkDelta<'a> {
     /// Reasoning (OpenRouter, Ollama).
     #[serde(borrow)]
     pub reasoning: Option<Text<'a>>,
+    /// Reasoning (some gateways).
+    #[serde(borrow)]
+    pub reasoning_text: Option<Text<'a>>,
+    /// OpenRouter's structured reasoning (text, summaries, encrypted), kept for replay.
+    pub reasoning_details: Option<Box<Value>>,
     /// Tool-call fragments.
     #[serde(borrow)]
     pub tool_calls: Option<ToolCallDeltas<'a>>,
@@ -402,6 +416,8 @@ impl ChatChunk<'_> {
                     content: choice.delta.content.as_ref().map(Text::borrowed),
                     reasoning_content: choice.delta.reasoning_content.as_ref().map(Text::borrowed),
                     reasoning: choice.delta.reasoning.as_ref().map(Text::borrowed),
+                    reasoning_text: choice.delta.reasoning_text.as_ref().map(Text::borrowed),
+                    reasoning_details: choice.delta.reasoning_details.clone(),
                     tool_calls: choice
                         .delta
                         .tool_calls
@@ -426,6 +442,8 @@ impl ChatChunk<'_> {
                     content: choice.delta.content.map(Text::into_static),
                     reasoning_content: choice.delta.reasoning_content.map(Text::into_static),
                     reasoning: choice.delta.reasoning.map(Text::into_static),
+                    reasoning_text: choice.delta.reasoning_text.map(Text::into_static),
+                    reasoning_details: choice.delta.reasoning_details,
                     tool_calls: choice.delta.tool_calls.map(|calls| {
                         calls
                             .into_iter()
