@@ -27,6 +27,7 @@ pub(crate) mod diagnostics;
 pub mod event;
 pub mod failure;
 pub mod faux;
+pub(crate) mod image_fallback;
 #[doc(hidden)]
 pub mod internals;
 pub mod models;

@@ -31,6 +31,7 @@ pub fn transform_messages(
     target: &Model,
     mut normalize_id: impl FnMut(&str) -> String,
 ) -> Vec<Message> {
+    let messages = &*crate::image_fallback::downgrade_unsupported_images(messages, target);
     let mut ids: HashMap<String, String> = HashMap::new();
     let mut map_id = |id: &str| -> String {
         if let Some(mapped) = ids.get(id) {

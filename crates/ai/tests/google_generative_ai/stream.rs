@@ -100,9 +100,11 @@ async fn thinking_config_follows_the_model_family() {
             json!({"includeThoughts": true, "thinkingBudget": 512}),
         ),
         (
+            // pi 1.6: the level itself (the model's level map, when it has one, says which
+            // levels it takes), no longer Pro's low/high only.
             "gemini-3-pro-preview",
             ReasoningLevel::Medium,
-            json!({"includeThoughts": true, "thinkingLevel": "HIGH"}),
+            json!({"includeThoughts": true, "thinkingLevel": "MEDIUM"}),
         ),
         (
             "gemini-3-flash-preview",

@@ -213,7 +213,10 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
         };
         out.push(json!({"type": "message", "role": role, "content": system}));
     }
-    for message in transform_messages(&context.messages, model, responses_tool_id) {
+    for (index, message) in transform_messages(&context.messages, model, responses_tool_id)
+        .into_iter()
+        .enumerate()
+    {
         match &message {
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
@@ -229,15 +232,21 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
                     out.push(json!({"type": "message", "role": "user", "content": parts}));
                 }
             }
-            Message::Assistant(assistant) => assistant_items(assistant, model, &mut out),
+            Message::Assistant(assistant) => assistant_items(assistant, model, index, &mut out),
             Message::ToolResult(result) => tool_result_items(result, images, &mut out),
         }
     }
     out
 }
 
-fn assistant_items(assistant: &AssistantMessage, model: &Model, out: &mut Vec<Value>) {
+fn assistant_items(
+    assistant: &AssistantMessage,
+    model: &Model,
+    index: usize,
+    out: &mut Vec<Value>,
+) {
     let same = is_same_model(assistant, model);
+    let mut text_index = 0;
     // Once a reasoning item of the turn cannot be replayed, later function calls are sent
     // without their item id: the API checks that an `fc_…` item follows its reasoning item.
     let mut reasoning_missing = false;
@@ -254,13 +263,8 @@ fn assistant_items(assistant: &AssistantMessage, model: &Model, out: &mut Vec<Va
                 }
             }
             AssistantContent::Text(text) => {
-                if !text.text.is_empty() {
-                    out.push(json!({
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": text.text}],
-                    }));
-                }
+                out.push(super::replay::text_item(text, index, text_index));
+                text_index += 1;
             }
             AssistantContent::ToolCall(call) => {
                 let (call_id, item_id) = split_tool_id(&call.id);
