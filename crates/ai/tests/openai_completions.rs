@@ -279,7 +279,7 @@ async fn request_carries_history_tools_and_options() {
                 {"role": "tool", "tool_call_id": mapped_id, "content": "content of a", "name": "read"},
                 {"role": "user", "content": [
                     {"type": "text", "text": "look"},
-                    {"type": "text", "text": "(image omitted: this model does not accept images)"}
+                    {"type": "text", "text": "(image omitted: model does not support images)"}
                 ]},
             ],
             "stream": true,

@@ -77,7 +77,8 @@ pub fn build_request(
             .as_deref()
             .filter(|s| !s.trim().is_empty())
             .map(|s| Content {
-                role: None,
+                // As pi 1.6 sends it (its SDK makes the instruction a user turn).
+                role: Some("user".into()),
                 parts: vec![Part::text(s)],
             }),
         tools: convert_tools(&context.tools, compat)?,

@@ -130,6 +130,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn xhigh_through_the_map_is_high() {
+        let mut model = Model::openai_compatible("http://x", "gemini-4-hydrogen");
+        model.reasoning = true;
+        model.thinking_level_map = serde_json::from_value(
+            json!({"off": null, "minimal": null, "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}),
+        )
+        .expect("a level map");
+        assert_eq!(
+            thinking_config(&model, Some(ReasoningLevel::Xhigh), &ThinkingBudgets::new()),
+            Some(json!({"includeThoughts": true, "thinkingLevel": "HIGH"}))
+        );
+        assert_eq!(
+            thinking_config(&model, None, &ThinkingBudgets::new()),
+            Some(json!({"thinkingLevel": "LOW"}))
+        );
+    }
+
+    #[test]
     fn discrete_levels_by_model_family() {
         for id in [
             "gemini-3-flash-preview",

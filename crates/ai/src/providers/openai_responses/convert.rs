@@ -211,7 +211,8 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
         } else {
             "system"
         };
-        out.push(json!({"type": "message", "role": role, "content": system}));
+        // pi 1.6 sends instructions and user turns as bare `{role, content}` items.
+        out.push(json!({"role": role, "content": system}));
     }
     for (index, message) in transform_messages(&context.messages, model, responses_tool_id)
         .into_iter()
@@ -229,7 +230,7 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
                     UserMessageContent::Blocks(blocks) => user_parts(blocks, images),
                 };
                 if !parts.is_empty() {
-                    out.push(json!({"type": "message", "role": "user", "content": parts}));
+                    out.push(json!({"role": "user", "content": parts}));
                 }
             }
             Message::Assistant(assistant) => assistant_items(assistant, model, index, &mut out),
@@ -330,7 +331,7 @@ fn tool_result_items(result: &ToolResultMessage, images: bool, out: &mut Vec<Val
         let mut parts =
             vec![json!({"type": "input_text", "text": "Attached image(s) from tool result:"})];
         parts.extend(image_parts);
-        out.push(json!({"type": "message", "role": "user", "content": parts}));
+        out.push(json!({"role": "user", "content": parts}));
     }
 }
 
