@@ -28,6 +28,7 @@ pub mod event;
 pub mod failure;
 pub mod faux;
 pub mod identity;
+pub(crate) mod image_fallback;
 #[doc(hidden)]
 pub mod internals;
 pub mod models;

@@ -32,6 +32,7 @@ pub fn transform_messages(
     target: &Model,
     mut normalize_id: impl FnMut(&str) -> String,
 ) -> Vec<Message> {
+    let messages = &*crate::image_fallback::downgrade_unsupported_images(messages, target);
     let mut ids: HashMap<String, String> = HashMap::new();
     let mut map_id = |id: &str| -> String {
         if let Some(mapped) = ids.get(id) {
@@ -185,58 +186,6 @@ pub fn mistral_tool_id(id: &str) -> String {
         .map(|i| {
             let index = ((hash >> (i * 7)) % ALPHABET.len() as u64) as usize;
             ALPHABET.get(index).copied().map(char::from).unwrap_or('a')
-        })
-        .collect()
-}
-
-/// What a user image becomes for a model without image input (pi 1.6's text).
-pub const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
-/// What a tool-result image becomes for a model without image input (pi 1.6's text).
-pub const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
-
-/// For a `target` without image input, replaces the images of user messages and tool results
-/// with a placeholder text (one for a run of images), as pi 1.6's `transformMessages` does
-/// before any API sees them; a model that takes images gets the messages as they are.
-pub fn downgrade_images(messages: Vec<Message>, target: &Model) -> Vec<Message> {
-    use crate::types::message::UserMessageContent;
-    use crate::types::model::InputKind;
-    if target.input.contains(&InputKind::Image) {
-        return messages;
-    }
-    let replace = |content: &[UserContent], placeholder: &str| -> Vec<UserContent> {
-        let mut out = Vec::with_capacity(content.len());
-        let mut after_placeholder = false;
-        for block in content {
-            match block {
-                UserContent::Image(_) => {
-                    if !after_placeholder {
-                        out.push(UserContent::text(placeholder));
-                    }
-                    after_placeholder = true;
-                }
-                UserContent::Text(t) => {
-                    after_placeholder = t.text == placeholder;
-                    out.push(block.clone());
-                }
-            }
-        }
-        out
-    };
-    messages
-        .into_iter()
-        .map(|message| match message {
-            Message::User(mut user) => {
-                if let UserMessageContent::Blocks(blocks) = &user.content {
-                    user.content =
-                        UserMessageContent::Blocks(replace(blocks, USER_IMAGE_PLACEHOLDER));
-                }
-                Message::User(user)
-            }
-            Message::ToolResult(mut result) => {
-                result.content = replace(&result.content, TOOL_IMAGE_PLACEHOLDER);
-                Message::ToolResult(result)
-            }
-            other => other,
         })
         .collect()
 }

@@ -251,7 +251,7 @@ async fn thinking_budgets_are_added_to_the_limit_and_can_be_overridden() {
         (body["max_tokens"].clone(), body["thinking"].clone()),
         (
             json!(32_000 + 8_192),
-            json!({"type": "enabled", "budget_tokens": 8_192})
+            json!({"type": "enabled", "budget_tokens": 8_192, "display": "summarized"})
         )
     );
     let custom = ThinkingBudgets::new().with_medium(4_000);
@@ -267,7 +267,7 @@ async fn thinking_budgets_are_added_to_the_limit_and_can_be_overridden() {
         (body["max_tokens"].clone(), body["thinking"].clone()),
         (
             json!(36_000),
-            json!({"type": "enabled", "budget_tokens": 4_000})
+            json!({"type": "enabled", "budget_tokens": 4_000, "display": "summarized"})
         )
     );
     // Gemini 2.5 takes the custom budget as its thinkingBudget.

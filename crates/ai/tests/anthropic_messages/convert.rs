@@ -148,7 +148,8 @@ fn images_in_user_messages_and_models_without_images() {
     let body = request_json(&model, &context, &fast_options());
     assert_eq!(
         body["messages"][0]["content"][1],
-        json!({"type": "text", "text": "(image omitted: this model does not accept images)"})
+        // pi 1.6's placeholder, from the shared transform (`image_fallback`).
+        json!({"type": "text", "text": "(image omitted: model does not support images)"})
     );
 }
 
@@ -234,11 +235,15 @@ fn thinking_budget_replaces_temperature() {
             &body["temperature"],
             body.get("thinking")
         ),
-        (&json!(4000), &json!(0.2f32), None)
+        (
+            &json!(4000),
+            &json!(0.2f32),
+            Some(&json!({"type": "disabled"}))
+        )
     );
     assert_eq!(
         body["tools"],
-        json!([{"name": "read", "description": "Read a file", "input_schema":
+        json!([{"name": "read", "description": "Read a file", "eager_input_streaming": true, "input_schema":
             {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}])
     );
     let thinking = options.with_reasoning(ReasoningLevel::Medium);
@@ -252,7 +257,7 @@ fn thinking_budget_replaces_temperature() {
         (
             &json!(8192),
             None,
-            &json!({"type": "enabled", "budget_tokens": 7168})
+            &json!({"type": "enabled", "budget_tokens": 7168, "display": "summarized"})
         )
     );
 }

@@ -92,6 +92,8 @@ async fn streams_thinking_text_and_tool_calls_with_usage() {
             "system": [{"type": "text", "text": "Be brief."}],
             "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
             "stream": true,
+            // A reasoning model asked for no level: thinking off, said so (pi 1.6).
+            "thinking": {"type": "disabled"},
         })
     );
 }

@@ -68,7 +68,7 @@ async fn streams_thinking_text_and_usage_with_the_key_in_a_header() {
         request.json(),
         json!({
             "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
-            "systemInstruction": {"parts": [{"text": "Be brief."}]},
+            "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]},
             "generationConfig": {
                 "maxOutputTokens": 1000,
                 "temperature": 0.5,
@@ -100,9 +100,11 @@ async fn thinking_config_follows_the_model_family() {
             json!({"includeThoughts": true, "thinkingBudget": 512}),
         ),
         (
+            // pi 1.6: the level itself (the model's level map, when it has one, says which
+            // levels it takes), no longer Pro's low/high only.
             "gemini-3-pro-preview",
             ReasoningLevel::Medium,
-            json!({"includeThoughts": true, "thinkingLevel": "HIGH"}),
+            json!({"includeThoughts": true, "thinkingLevel": "MEDIUM"}),
         ),
         (
             "gemini-3-flash-preview",
@@ -474,7 +476,9 @@ async fn request_carries_images_tools_and_tool_result_images() {
                 {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "shot", "response": {"output": "(see attached image)"}}}]},
                 {"role": "user", "parts": [{"text": "Tool result image:"}, {"inlineData": {"mimeType": "image/png", "data": "IMG"}}]},
             ],
-            "systemInstruction": {"parts": [{"text": "sys"}]},
+            // A reasoning model asked for no level: thinking off, as pi 1.6 sends it.
+            "generationConfig": {"thinkingConfig": {"thinkingBudget": 0}},
+            "systemInstruction": {"role": "user", "parts": [{"text": "sys"}]},
             "tools": [{"functionDeclarations": [{
                 "name": "shot", "description": "Take a screenshot",
                 "parametersJsonSchema": {"type": "object", "properties": {}, "additionalProperties": false},

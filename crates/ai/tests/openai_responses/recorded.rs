@@ -257,19 +257,26 @@ fn recorded(rel: &str) -> (Value, Vec<u8>) {
 }
 
 /// The recorded request as this provider sends it: the recorder's `instructions` become the
-/// first (system or developer) message, `status` is not sent on input items, `store: false`
-/// is, and tools say `strict: false`.
+/// first (system or developer) message, `status` is not sent on input items (but on replayed
+/// assistant messages), instructions and user turns carry no `type`, `store: false` is, and
+/// tools say `strict: false`.
 fn as_sent_here(mut recorded: Value, system_role: &str) -> Value {
     let body = recorded.as_object_mut().expect("test data");
     let mut input = body["input"].as_array().cloned().expect("test data");
     for item in &mut input {
-        item.as_object_mut().expect("test data").remove("status");
+        let item = item.as_object_mut().expect("test data");
+        item.remove("status");
+        // pi 1.6 sends instructions and user turns as bare `{role, content}` items.
+        if item
+            .get("role")
+            .and_then(Value::as_str)
+            .is_some_and(|role| role != "assistant")
+        {
+            item.remove("type");
+        }
     }
     if let Some(instructions) = body.remove("instructions") {
-        input.insert(
-            0,
-            json!({"type": "message", "role": system_role, "content": instructions}),
-        );
+        input.insert(0, json!({"role": system_role, "content": instructions}));
     }
     body.insert("input".into(), Value::Array(input));
     body.insert("store".into(), Value::Bool(false));

@@ -64,8 +64,8 @@ async fn streams_text_and_usage_from_a_minimal_request() {
         json!({
             "model": "gpt-test",
             "input": [
-                {"type": "message", "role": "system", "content": "Be brief."},
-                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
             ],
             "stream": true,
             "store": false,
@@ -206,8 +206,8 @@ async fn reasoning_options_tools_and_limits_shape_the_request() {
         json!({
             "model": "gpt-test",
             "input": [
-                {"type": "message", "role": "developer", "content": "Be brief."},
-                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                {"role": "developer", "content": "Be brief."},
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
             ],
             "stream": true,
             "store": false,
@@ -228,7 +228,7 @@ async fn reasoning_options_tools_and_limits_shape_the_request() {
     let body = server.requests()[1].json();
     assert_eq!(
         body["input"][0],
-        json!({"type": "message", "role": "system", "content": "Be brief."})
+        json!({"role": "system", "content": "Be brief."})
     );
     assert_eq!(
         body["reasoning"],
@@ -291,20 +291,21 @@ async fn history_becomes_input_items() {
     assert_eq!(
         server.requests()[0].json()["input"],
         json!([
-            {"type": "message", "role": "system", "content": "sys"},
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
             {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Plan."}], "encrypted_content": "ENC"},
-            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]},
+            {"type": "message", "role": "assistant", "status": "completed", "id": "msg_pi_1",
+                "content": [{"type": "output_text", "text": "Reading.", "annotations": []}]},
             {"type": "function_call", "call_id": "call_1", "id": "fc_1", "name": "read", "arguments": "{\"path\":\"a\"}"},
             {"type": "function_call_output", "call_id": "call_1", "output": "content of a"},
             // Another model's thinking ("Hmm.") is dropped (pi 1.6).
             {"type": "function_call", "call_id": "toolu_01_x", "name": "read", "arguments": "{\"path\":\"b\"}"},
             {"type": "function_call_output", "call_id": "toolu_01_x", "output": "(see attached image)"},
-            {"type": "message", "role": "user", "content": [
+            {"role": "user", "content": [
                 {"type": "input_text", "text": "Attached image(s) from tool result:"},
                 {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,AAAA"},
             ]},
-            {"type": "message", "role": "user", "content": [
+            {"role": "user", "content": [
                 {"type": "input_text", "text": "look"},
                 {"type": "input_image", "detail": "auto", "image_url": "data:image/jpeg;base64,BBBB"},
             ]},

@@ -14,9 +14,10 @@
 
 use serde_json::Value;
 
+use super::thinking::{sends_temperature, AnthropicCompat, ThinkingPlan};
 use super::wire::{
     CacheControl, ContentBlock, ImageSource, MessageParam, MessagesRequest, MetadataParam, Role,
-    ThinkingParam, ToolChoiceParam, ToolParam,
+    ToolChoiceParam, ToolParam,
 };
 use crate::options::{adjust_max_tokens_for_thinking, CacheRetention, StreamOptions, ToolChoice};
 use crate::schema::anthropic::input_schema;
@@ -44,6 +45,7 @@ pub fn build_request(
     options: &StreamOptions,
 ) -> Result<MessagesRequest, SchemaError> {
     let cache = cache_control(model, options.resolved_cache_retention());
+    let compat = AnthropicCompat::for_model(model);
     let last_tool = context.tools.len().saturating_sub(1);
     let tools = context
         .tools
@@ -53,6 +55,7 @@ pub fn build_request(
             Ok(ToolParam {
                 name: tool.name.clone(),
                 description: tool.description.clone(),
+                eager_input_streaming: compat.eager_input_streaming.then_some(true),
                 input_schema: input_schema(&tool.name, &tool.parameters)?,
                 cache_control: cache.clone().filter(|_| index == last_tool),
             })
@@ -68,19 +71,27 @@ pub fn build_request(
                 cache_control: cache.clone(),
             }]
         });
-    let (max_tokens, budget) = output_limits(model, options);
+    let (max_tokens, budget) = if compat.force_adaptive_thinking {
+        // Adaptive thinking has no budget to make room for.
+        let max = options.resolved_max_tokens(model);
+        (max.unwrap_or(DEFAULT_MAX_TOKENS), None)
+    } else {
+        output_limits(model, options)
+    };
+    let plan = ThinkingPlan::new(model, options, &compat, budget);
     Ok(MessagesRequest {
         model: model.id.clone(),
         max_tokens,
         messages: convert_messages(model, context, cache),
         system,
         stream: true,
-        temperature: options.temperature.filter(|_| budget.is_none()),
+        temperature: options
+            .temperature
+            .filter(|_| sends_temperature(options, &compat)),
         tools,
-        thinking: budget.map(|budget_tokens| ThinkingParam {
-            kind: "enabled",
-            budget_tokens,
-        }),
+        thinking: plan.param(),
+        output_config: plan.output_config(),
+        fallbacks: compat.fallbacks(),
         tool_choice: options.tool_choice.as_ref().map(|choice| match choice {
             ToolChoice::Auto => ToolChoiceParam::Auto,
             ToolChoice::None => ToolChoiceParam::None,

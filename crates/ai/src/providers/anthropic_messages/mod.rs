@@ -9,7 +9,10 @@
 //!
 //! Authentication is the `x-api-key` header, from [`StreamOptions::api_key`] or
 //! `ANTHROPIC_API_KEY` (for the `anthropic` provider; a model of another provider, such as a
-//! local proxy, is sent without a key when it has none). `anthropic-version: 2023-06-01` is sent
+//! local proxy, is sent without a key when it has none); a provider whose facts name a header
+//! of its own (`authHeader` in `data/providers.json`: GitHub Copilot's `authorization`,
+//! Cloudflare's gateway) gets the key there as `Bearer …`. Thinking, `anthropic-beta` and
+//! eager tool streaming follow the model's data ([`thinking`]). `anthropic-version: 2023-06-01` is sent
 //! unless the model's or the options' headers set another.
 //!
 //! Prompt caching follows [`StreamOptions::cache_retention`](crate::StreamOptions::cache_retention)
@@ -22,6 +25,7 @@ pub(crate) mod convert;
 pub mod models;
 pub(crate) mod reader;
 pub(crate) mod stream;
+pub(crate) mod thinking;
 pub(crate) mod wire;
 
 pub(crate) mod decode;
@@ -58,8 +62,9 @@ http_provider!(
     |out, (), model| AnthropicDecoder::new(out, model)
 );
 
-/// The request (pure): the body, `x-api-key` (Cloudflare's gateway header for its provider),
-/// `anthropic-version` unless the model's or the options' headers set one.
+/// The request (pure): the body, `x-api-key` (or the provider's own auth header),
+/// `anthropic-version` unless the model's or the options' headers set one, `anthropic-beta`
+/// ([`thinking::beta_features`]).
 fn prepare(
     model: &Model,
     context: &Context,
@@ -85,6 +90,13 @@ fn prepare(
     headers
         .entry(HeaderName::from_static("anthropic-version"))
         .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));
+    let compat = thinking::AnthropicCompat::for_model(model);
+    let betas = thinking::beta_features(model, options, &compat, !context.tools.is_empty());
+    if !betas.is_empty() {
+        let value = HeaderValue::try_from(betas.join(","))
+            .map_err(|_| error("invalid anthropic-beta header".to_string()))?;
+        headers.insert(HeaderName::from_static("anthropic-beta"), value);
+    }
     Ok((Prepared::new(url, headers, body, key), ()))
 }
 

@@ -38,6 +38,26 @@ pub struct MessagesRequest {
     /// Request metadata (`user_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<MetadataParam>,
+    /// `{"effort": …}` with adaptive thinking (the level the model thinks at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig>,
+    /// Models the server may answer with instead (`compat.allowedFallbackModels`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<FallbackParam>,
+}
+
+/// `output_config`: the effort of adaptive thinking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutputConfig {
+    /// `low`, `medium`, `high`, `xhigh` or `max` (the model's `thinkingLevelMap` value).
+    pub effort: String,
+}
+
+/// One entry of `fallbacks`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FallbackParam {
+    /// The fallback model's id.
+    pub model: String,
 }
 
 /// Who says a message.
@@ -182,6 +202,10 @@ pub struct ToolParam {
     pub name: String,
     /// What it does.
     pub description: String,
+    /// `true` asks for the arguments to stream as they are written, not buffered
+    /// (`compat.supportsEagerToolInputStreaming`, default true, as pi 1.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eager_input_streaming: Option<bool>,
     /// JSON Schema of its input (see [`crate::schema::anthropic`]).
     pub input_schema: Value,
     /// Cache breakpoint (on the last tool, so the tool list is cached with the system prompt).
@@ -213,14 +237,20 @@ pub struct MetadataParam {
     pub user_id: String,
 }
 
-/// `{"type": "enabled", "budget_tokens": N}`.
+/// `thinking`: `{"type": "enabled", "budget_tokens": N, "display": …}` (budget thinking),
+/// `{"type": "adaptive", "display": …}` (the model decides how much) or
+/// `{"type": "disabled"}` (reasoning off on a model that would think).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ThinkingParam {
-    /// Always `enabled`.
+    /// `enabled`, `adaptive` or `disabled`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// Tokens the model may spend thinking (at least 1,024, less than `max_tokens`).
-    pub budget_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+    /// How thinking is shown: `summarized` (pi's default, the API's default before Opus 4.7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display: Option<&'static str>,
 }
 
 /// One event of the stream (the `data` of an SSE event, tagged by `type`).

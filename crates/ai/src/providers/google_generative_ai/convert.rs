@@ -20,7 +20,7 @@ use super::stream::is_generated_id;
 use super::wire::{
     Content, FunctionCall, FunctionResponse, GenerateContentRequest, GenerationConfig, Part,
 };
-use crate::options::{ReasoningLevel, StreamOptions, ThinkingBudgets, ToolChoice};
+use crate::options::{StreamOptions, ToolChoice};
 use crate::schema::gemini::tool_parameters;
 use crate::tool::SchemaError;
 use crate::transform::{is_same_model, transform_messages};
@@ -64,10 +64,11 @@ pub fn build_request(
     let config = GenerationConfig {
         max_output_tokens: options.resolved_max_tokens(model),
         temperature: options.temperature,
-        thinking_config: options
-            .reasoning
-            .filter(|_| model.reasoning)
-            .map(|level| thinking_config(model, level, &options.thinking_budgets)),
+        thinking_config: super::thinking::thinking_config(
+            model,
+            options.reasoning,
+            &options.thinking_budgets,
+        ),
     };
     Ok(GenerateContentRequest {
         contents: convert_messages(model, context),
@@ -76,7 +77,8 @@ pub fn build_request(
             .as_deref()
             .filter(|s| !s.trim().is_empty())
             .map(|s| Content {
-                role: None,
+                // As pi 1.6 sends it (its SDK makes the instruction a user turn).
+                role: Some("user".into()),
                 parts: vec![Part::text(s)],
             }),
         tools: convert_tools(&context.tools, compat)?,
@@ -99,55 +101,6 @@ pub fn tool_config(choice: &ToolChoice) -> Value {
         ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
     };
     json!({"functionCallingConfig": config})
-}
-
-/// `thinkingConfig` for a reasoning level: `thinkingLevel` on Gemini 3, a token budget on 2.x
-/// (a budget set in `budgets` for that level, else pi-ai's table; `-1`, dynamic, for models it
-/// does not know). `xhigh` counts as `high`.
-pub fn thinking_config(model: &Model, level: ReasoningLevel, budgets: &ThinkingBudgets) -> Value {
-    let id = model.id.to_ascii_lowercase();
-    let level = match level {
-        ReasoningLevel::Xhigh | ReasoningLevel::Max => ReasoningLevel::High,
-        other => other,
-    };
-    if id.contains("gemini-3") {
-        let pro = id.contains("-pro");
-        let name = match level {
-            ReasoningLevel::Minimal | ReasoningLevel::Low if pro => "LOW",
-            _ if pro => "HIGH",
-            ReasoningLevel::Minimal => "MINIMAL",
-            ReasoningLevel::Low => "LOW",
-            ReasoningLevel::Medium => "MEDIUM",
-            _ => "HIGH",
-        };
-        return json!({"includeThoughts": true, "thinkingLevel": name});
-    }
-    let table: Option<[i64; 4]> = if id.contains("2.5-pro") {
-        Some([128, 2048, 8192, 32768])
-    } else if id.contains("2.5-flash-lite") {
-        Some([512, 2048, 8192, 24576])
-    } else if id.contains("2.5-flash") {
-        Some([128, 2048, 8192, 24576])
-    } else {
-        None
-    };
-    let custom = match level {
-        ReasoningLevel::Minimal => budgets.minimal,
-        ReasoningLevel::Low => budgets.low,
-        ReasoningLevel::Medium => budgets.medium,
-        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => budgets.high,
-    };
-    if let Some(budget) = custom {
-        return json!({"includeThoughts": true, "thinkingBudget": budget});
-    }
-    let budget = match (table, level) {
-        (None, _) => -1,
-        (Some(t), ReasoningLevel::Minimal) => t[0],
-        (Some(t), ReasoningLevel::Low) => t[1],
-        (Some(t), ReasoningLevel::Medium) => t[2],
-        (Some(t), _) => t[3],
-    };
-    json!({"includeThoughts": true, "thinkingBudget": budget})
 }
 
 /// `[{"functionDeclarations": [...]}]`, or nothing without tools.

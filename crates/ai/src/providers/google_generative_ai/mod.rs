@@ -15,6 +15,7 @@
 pub(crate) mod convert;
 pub mod models;
 pub(crate) mod stream;
+pub(crate) mod thinking;
 pub mod vertex;
 pub(crate) mod wire;
 

@@ -38,8 +38,10 @@ pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) 
         .tools
         .iter()
         .map(|tool| {
+            // `strict: false` as pi 1.6 sends it (strict tools are opt-in there).
             json!({"type": "function", "function": {
                 "name": tool.name, "description": tool.description, "parameters": tool.parameters,
+                "strict": false,
             }})
         })
         .collect();
@@ -111,6 +113,7 @@ fn convert_message(message: &Message, images: bool) -> Option<Value> {
                     AssistantContent::ToolCall(call) => calls.push(json!({
                         "id": call.id,
                         "type": "function",
+                        "index": 0,
                         "function": {
                             "name": call.name,
                             "arguments": Value::Object(call.arguments.clone()).to_string(),
@@ -122,7 +125,8 @@ fn convert_message(message: &Message, images: bool) -> Option<Value> {
             if parts.is_empty() && calls.is_empty() {
                 return None;
             }
-            let mut out = json!({"role": "assistant"});
+            // `prefix: false` and each call's `index: 0`, as pi 1.6's Mistral client sends them.
+            let mut out = json!({"role": "assistant", "prefix": false});
             if !parts.is_empty() {
                 out["content"] = Value::Array(parts);
             }

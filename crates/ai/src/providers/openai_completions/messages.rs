@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::compat::OpenAiCompat;
-use crate::transform::{downgrade_images, mistral_tool_id, transform_messages};
+use crate::transform::{mistral_tool_id, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
 use crate::types::message::{AssistantMessage, Message, ToolResultMessage, UserMessageContent};
@@ -37,7 +37,6 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
     } else {
         transform_messages(&context.messages, model, |id| chat_tool_id(id, cut_at_40))
     };
-    let messages = downgrade_images(messages, model);
     let mut last_was_tool = false;
     let mut index = 0;
     while let Some(message) = messages.get(index) {

@@ -211,9 +211,13 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
         } else {
             "system"
         };
-        out.push(json!({"type": "message", "role": role, "content": system}));
+        // pi 1.6 sends instructions and user turns as bare `{role, content}` items.
+        out.push(json!({"role": role, "content": system}));
     }
-    for message in transform_messages(&context.messages, model, responses_tool_id) {
+    for (index, message) in transform_messages(&context.messages, model, responses_tool_id)
+        .into_iter()
+        .enumerate()
+    {
         match &message {
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
@@ -226,18 +230,24 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
                     UserMessageContent::Blocks(blocks) => user_parts(blocks, images),
                 };
                 if !parts.is_empty() {
-                    out.push(json!({"type": "message", "role": "user", "content": parts}));
+                    out.push(json!({"role": "user", "content": parts}));
                 }
             }
-            Message::Assistant(assistant) => assistant_items(assistant, model, &mut out),
+            Message::Assistant(assistant) => assistant_items(assistant, model, index, &mut out),
             Message::ToolResult(result) => tool_result_items(result, images, &mut out),
         }
     }
     out
 }
 
-fn assistant_items(assistant: &AssistantMessage, model: &Model, out: &mut Vec<Value>) {
+fn assistant_items(
+    assistant: &AssistantMessage,
+    model: &Model,
+    index: usize,
+    out: &mut Vec<Value>,
+) {
     let same = is_same_model(assistant, model);
+    let mut text_index = 0;
     // Once a reasoning item of the turn cannot be replayed, later function calls are sent
     // without their item id: the API checks that an `fc_…` item follows its reasoning item.
     let mut reasoning_missing = false;
@@ -254,13 +264,8 @@ fn assistant_items(assistant: &AssistantMessage, model: &Model, out: &mut Vec<Va
                 }
             }
             AssistantContent::Text(text) => {
-                if !text.text.is_empty() {
-                    out.push(json!({
-                        "type": "message",
-                        "role": "assistant",
-                        "content": [{"type": "output_text", "text": text.text}],
-                    }));
-                }
+                out.push(super::replay::text_item(text, index, text_index));
+                text_index += 1;
             }
             AssistantContent::ToolCall(call) => {
                 let (call_id, item_id) = split_tool_id(&call.id);
@@ -326,7 +331,7 @@ fn tool_result_items(result: &ToolResultMessage, images: bool, out: &mut Vec<Val
         let mut parts =
             vec![json!({"type": "input_text", "text": "Attached image(s) from tool result:"})];
         parts.extend(image_parts);
-        out.push(json!({"type": "message", "role": "user", "content": parts}));
+        out.push(json!({"role": "user", "content": parts}));
     }
 }
 

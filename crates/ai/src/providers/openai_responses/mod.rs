@@ -24,6 +24,7 @@ pub(crate) mod wire;
 
 pub(crate) mod decode;
 pub(crate) mod prepare;
+pub(crate) mod replay;
 
 use self::decode::ResponsesDecoder;
 use crate::types::model::API_OPENAI_RESPONSES;

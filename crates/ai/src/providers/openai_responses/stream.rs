@@ -46,7 +46,10 @@ enum Item {
         has_block: bool,
         separator_due: bool,
     },
-    Message,
+    Message {
+        /// A text block was opened for it.
+        has_text: bool,
+    },
     FunctionCall {
         item_id: Option<String>,
         raw: String,
@@ -113,7 +116,7 @@ impl EventProcessor {
                         has_block: false,
                         separator_due: false,
                     },
-                    "message" => Item::Message,
+                    "message" => Item::Message { has_text: false },
                     "function_call" => self.start_call(&item).await,
                     _ => Item::Other,
                 });
@@ -146,7 +149,11 @@ impl EventProcessor {
                 self.out.thinking(&text).await;
             }
             "response.output_text.delta" | "response.refusal.delta" => {
-                self.out.text(&event.delta.unwrap_or_default()).await;
+                let delta = event.delta.unwrap_or_default();
+                if let Some(Item::Message { has_text }) = &mut self.current {
+                    *has_text |= !delta.is_empty();
+                }
+                self.out.text(&delta).await;
             }
             "response.function_call_arguments.delta" => {
                 let delta = event.delta.unwrap_or_default();
@@ -165,6 +172,19 @@ impl EventProcessor {
                 match item_type(&item) {
                     "reasoning" => self.end_reasoning(&item).await,
                     "function_call" => self.end_call(&item).await.map_err(Failure::parse)?,
+                    "message" => {
+                        // The item's id and phase, replayed with its text (see `replay`).
+                        if matches!(self.current, Some(Item::Message { has_text: true })) {
+                            if let Some(id) = item.get("id").and_then(Value::as_str) {
+                                let phase = item.get("phase").and_then(Value::as_str);
+                                self.out
+                                    .text_signature(super::replay::encode_text_signature(
+                                        id, phase,
+                                    ));
+                            }
+                        }
+                        self.end_item().await
+                    }
                     _ => self.end_item().await,
                 }
             }

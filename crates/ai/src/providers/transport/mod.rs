@@ -16,6 +16,7 @@
 mod frames;
 pub(crate) mod open;
 pub(crate) mod read;
+pub(crate) mod retry_rules;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! Opening a streaming response: bounded, abortable retries of 408, 409, 429, 5xx, timeouts
-//! and connection errors before the first byte (honouring `Retry-After`, clamped), the
+//! and connection errors before the first byte (as `retry_rules` decides: `x-should-retry`
+//! first, never an exhausted quota; honouring `Retry-After`, clamped), the
 //! `on_response` hook on every attempt, the deadline, and readable error texts. Never retries
 //! once a response was accepted: a generation is never requested twice.
 
@@ -253,10 +254,18 @@ async fn try_open(
     }
     if !status.is_success() {
         let retry_after = retry_after(response.headers());
+        let headers = response.headers().clone();
         // Redacted before the message is taken out of it and shortened.
         let body = redact(read_body(response).await, secret);
-        let failure = Failure::http(status.as_u16(), http_error_text(status, &body));
-        return if failure.kind.is_retryable() {
+        let retryable = super::retry_rules::retry_http_error(status.as_u16(), &headers, &body);
+        let failure = Failure::new(
+            FailureKind::Http {
+                status: status.as_u16(),
+                retryable,
+            },
+            http_error_text(status, &body),
+        );
+        return if retryable {
             Err(Attempt::Retryable {
                 failure,
                 retry_after,

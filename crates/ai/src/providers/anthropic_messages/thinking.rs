@@ -1,0 +1,273 @@
+//! What a Messages request asks of the model's thinking, and the `anthropic-beta` features that
+//! go with it, as pi 1.6 decides them from the model's data (`reasoning`, `thinkingLevelMap`
+//! and the compat block), never from its name:
+//!
+//! - no reasoning level on a reasoning model: `thinking: {"type": "disabled"}`, unless the
+//!   model's `thinkingLevelMap` says `"off": null` (it cannot stop thinking);
+//! - `compat.forceAdaptiveThinking` (Opus 4.6 and later, which reject budget thinking):
+//!   `{"type": "adaptive", "display": "summarized"}` and `output_config.effort` (the level's
+//!   `thinkingLevelMap` value, else `low`/`medium`/`high`);
+//! - otherwise a token budget (`{"type": "enabled", "budget_tokens": N, "display": …}`) and
+//!   the `interleaved-thinking-2025-05-14` beta, so the model may think between tool calls;
+//! - tools stream their arguments eagerly (`eager_input_streaming`) unless
+//!   `compat.supportsEagerToolInputStreaming` is false, where the
+//!   `fine-grained-tool-streaming-2025-05-14` beta asks for the same;
+//! - `compat.allowedFallbackModels` adds `fallbacks` and the `server-side-fallback-2026-07-01`
+//!   beta.
+//!
+//! An `anthropic-beta` header in the model's or the options' headers replaces the list.
+
+use serde_json::Value;
+
+use super::wire::{FallbackParam, OutputConfig, ThinkingParam};
+use crate::options::{ReasoningLevel, StreamOptions};
+use crate::types::model::Model;
+
+/// The beta that lets a budget-thinking model think between tool calls.
+pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+/// The beta that streams tool arguments unbuffered where `eager_input_streaming` is not taken.
+pub const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
+/// The beta of `fallbacks`.
+pub const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
+/// `thinking.display` (pi's default; Opus 4.7 otherwise omits the thinking text).
+pub const THINKING_DISPLAY: &str = "summarized";
+
+/// The Messages settings of a model's compat block that decide the request's shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnthropicCompat {
+    /// `supportsEagerToolInputStreaming` (default true).
+    pub eager_input_streaming: bool,
+    /// `supportsTemperature` (default true; Opus 4.7 and later reject `temperature`).
+    pub supports_temperature: bool,
+    /// `forceAdaptiveThinking` (default false).
+    pub force_adaptive_thinking: bool,
+    /// `supportsMidConvoEffort` (default false): pi never sends `temperature` to these.
+    pub mid_convo_effort: bool,
+    /// The ids of `allowedFallbackModels`.
+    pub fallback_models: Vec<String>,
+}
+
+impl AnthropicCompat {
+    /// Reads the model's compat block; absent or mistyped fields take their defaults.
+    pub fn for_model(model: &Model) -> Self {
+        let compat = model.compat.as_ref();
+        let flag = |name: &str, default: bool| {
+            compat
+                .and_then(|c| c.get(name))
+                .and_then(Value::as_bool)
+                .unwrap_or(default)
+        };
+        let fallback_models = compat
+            .and_then(|c| c.get("allowedFallbackModels"))
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(|f| f.get("model").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            eager_input_streaming: flag("supportsEagerToolInputStreaming", true),
+            supports_temperature: flag("supportsTemperature", true),
+            force_adaptive_thinking: flag("forceAdaptiveThinking", false),
+            mid_convo_effort: flag("supportsMidConvoEffort", false),
+            fallback_models,
+        }
+    }
+
+    /// `fallbacks` of the request.
+    pub fn fallbacks(&self) -> Vec<FallbackParam> {
+        self.fallback_models
+            .iter()
+            .map(|model| FallbackParam {
+                model: model.clone(),
+            })
+            .collect()
+    }
+}
+
+/// What the request asks of thinking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThinkingPlan {
+    /// No `thinking` field (not a reasoning model, or one that cannot stop thinking).
+    Unset,
+    /// `{"type": "disabled"}`.
+    Disabled,
+    /// Budget thinking with this many tokens.
+    Budget(u64),
+    /// Adaptive thinking at this effort.
+    Adaptive(String),
+}
+
+impl ThinkingPlan {
+    /// The plan for `model` and the options' reasoning level; `budget` is the token budget
+    /// [`super::convert::output_limits`] found room for (budget models only).
+    pub fn new(
+        model: &Model,
+        options: &StreamOptions,
+        compat: &AnthropicCompat,
+        budget: Option<u64>,
+    ) -> Self {
+        let Some(level) = options.reasoning else {
+            let off_taken = !matches!(
+                model.thinking_level_map.as_ref().and_then(|m| m.get("off")),
+                Some(None)
+            );
+            return if model.reasoning && off_taken {
+                Self::Disabled
+            } else {
+                Self::Unset
+            };
+        };
+        if compat.force_adaptive_thinking {
+            return if model.reasoning {
+                Self::Adaptive(effort(model, level))
+            } else {
+                Self::Unset
+            };
+        }
+        match budget {
+            Some(budget) if model.reasoning => Self::Budget(budget),
+            _ => Self::Unset,
+        }
+    }
+
+    /// The `thinking` field.
+    pub fn param(&self) -> Option<ThinkingParam> {
+        let param = |kind, budget_tokens, display| ThinkingParam {
+            kind,
+            budget_tokens,
+            display,
+        };
+        match self {
+            Self::Unset => None,
+            Self::Disabled => Some(param("disabled", None, None)),
+            Self::Budget(budget) => Some(param("enabled", Some(*budget), Some(THINKING_DISPLAY))),
+            Self::Adaptive(_) => Some(param("adaptive", None, Some(THINKING_DISPLAY))),
+        }
+    }
+
+    /// The `output_config` field (adaptive thinking only).
+    pub fn output_config(&self) -> Option<OutputConfig> {
+        match self {
+            Self::Adaptive(effort) => Some(OutputConfig {
+                effort: effort.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The effort of adaptive thinking for `level`: the model's `thinkingLevelMap` value, else
+/// `low` for minimal and low, `medium`, and `high` for the rest (pi's
+/// `mapThinkingLevelToEffort`).
+pub fn effort(model: &Model, level: ReasoningLevel) -> String {
+    if let Some(Some(mapped)) = model
+        .thinking_level_map
+        .as_ref()
+        .and_then(|m| m.get(level.as_str()))
+    {
+        return mapped.clone();
+    }
+    match level {
+        ReasoningLevel::Minimal | ReasoningLevel::Low => "low",
+        ReasoningLevel::Medium => "medium",
+        _ => "high",
+    }
+    .to_string()
+}
+
+/// Whether `temperature` goes in the request: not with a reasoning level (pi sends none with
+/// thinking enabled) and not to models whose compat says they reject it.
+pub fn sends_temperature(options: &StreamOptions, compat: &AnthropicCompat) -> bool {
+    options.reasoning.is_none() && !compat.mid_convo_effort && compat.supports_temperature
+}
+
+/// The `anthropic-beta` features of a request (see the module docs); empty when the model's or
+/// the options' headers carry their own `anthropic-beta`.
+pub fn beta_features(
+    model: &Model,
+    options: &StreamOptions,
+    compat: &AnthropicCompat,
+    has_tools: bool,
+) -> Vec<&'static str> {
+    let configured = model
+        .headers
+        .keys()
+        .chain(options.headers.keys())
+        .any(|name| name.eq_ignore_ascii_case("anthropic-beta"));
+    if configured {
+        return Vec::new();
+    }
+    let mut features = Vec::new();
+    if has_tools && !compat.eager_input_streaming {
+        features.push(FINE_GRAINED_TOOL_STREAMING_BETA);
+    }
+    if model.reasoning && options.reasoning.is_some() && !compat.force_adaptive_thinking {
+        features.push(INTERLEAVED_THINKING_BETA);
+    }
+    if !compat.fallback_models.is_empty() {
+        features.push(SERVER_SIDE_FALLBACK_BETA);
+    }
+    features
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn model(compat: Value, map: Value) -> Model {
+        let mut model = Model::openai_compatible("http://x", "claude");
+        model.reasoning = true;
+        model.compat = Some(compat);
+        model.thinking_level_map = serde_json::from_value(map).expect("a level map");
+        model
+    }
+
+    #[test]
+    fn off_is_disabled_unless_the_model_cannot_stop_thinking() {
+        let options = StreamOptions::default();
+        let plain = model(json!({}), json!(null));
+        let compat = AnthropicCompat::for_model(&plain);
+        assert_eq!(
+            ThinkingPlan::new(&plain, &options, &compat, None),
+            ThinkingPlan::Disabled
+        );
+        let always = model(json!({}), json!({"off": null}));
+        assert_eq!(
+            ThinkingPlan::new(&always, &options, &compat, None),
+            ThinkingPlan::Unset
+        );
+    }
+
+    #[test]
+    fn adaptive_models_take_an_effort_from_their_level_map() {
+        let m = model(
+            json!({"forceAdaptiveThinking": true}),
+            json!({"xhigh": "xhigh", "minimal": null}),
+        );
+        let compat = AnthropicCompat::for_model(&m);
+        let plan = |level| {
+            ThinkingPlan::new(
+                &m,
+                &StreamOptions::default().with_reasoning(level),
+                &compat,
+                Some(2048),
+            )
+        };
+        assert_eq!(
+            plan(ReasoningLevel::Xhigh),
+            ThinkingPlan::Adaptive("xhigh".into())
+        );
+        assert_eq!(
+            plan(ReasoningLevel::Minimal),
+            ThinkingPlan::Adaptive("low".into())
+        );
+        assert_eq!(
+            plan(ReasoningLevel::Max),
+            ThinkingPlan::Adaptive("high".into())
+        );
+    }
+}
