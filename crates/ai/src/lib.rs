@@ -23,6 +23,7 @@
 //! # }
 //! ```
 
+pub mod collection;
 pub(crate) mod diagnostics;
 pub mod event;
 pub mod failure;
@@ -46,6 +47,10 @@ pub mod tool;
 pub mod transform;
 pub mod types;
 
+pub use collection::{
+    AuthFile, Credential, CredentialStore, Env, InMemoryCredentialStore, Models, ModelsError,
+    SimpleStreamOptions,
+};
 pub use event::AssistantMessageEvent;
 pub use failure::{Failure, FailureKind};
 pub use options::{
@@ -67,8 +72,8 @@ pub use types::message::{
 pub use types::model::{
     CostTier, ImageLimits, ImageResize, InputKind, InputLimits, Model, ModelCost, PromptCache,
     API_ANTHROPIC_MESSAGES, API_AZURE_OPENAI_RESPONSES, API_BEDROCK_CONVERSE_STREAM, API_FAUX,
-    API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX, API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS,
-    API_OPENAI_RESPONSES,
+    API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX, API_MISTRAL_CONVERSATIONS,
+    API_OPENAI_CODEX_RESPONSES, API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES, API_PI_MESSAGES,
 };
 pub use types::record::{
     AssistantMessageDiagnostic, DeferredHandle, DiagnosticError, NestedCallStatus,

@@ -82,6 +82,10 @@ impl ProviderRegistry {
                 );
             }
         }
+        registry.register(crate::providers::unavailable::LoginMissing {
+            api: crate::types::model::API_OPENAI_CODEX_RESPONSES,
+            login: "a ChatGPT login",
+        });
         #[cfg(not(feature = "bedrock"))]
         registry.register(crate::providers::unavailable::FeatureMissing {
             api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,
@@ -172,6 +176,13 @@ impl ProviderRegistry {
         );
         stream
     }
+}
+
+/// A stream of one `error` event with `failure`, for a request refused before it starts.
+pub(crate) fn failed(model: &Model, failure: Failure) -> AssistantMessageEventStream {
+    let (sink, stream) = AssistantMessageEventStream::driven_channel(None);
+    sink.try_send(error_event(model, failure));
+    stream
 }
 
 fn error_event(model: &Model, failure: Failure) -> AssistantMessageEvent {

@@ -87,6 +87,5 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub(crate) mod text;
 pub(crate) mod transport;
-#[cfg(not(feature = "bedrock"))]
 pub(crate) mod unavailable;
 pub(crate) mod url;
