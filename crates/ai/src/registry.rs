@@ -65,6 +65,9 @@ impl ProviderRegistry {
                         client.clone(),
                     ),
                 );
+                registry.register(
+                    crate::providers::pi_messages::PiMessagesProvider::with_client(client.clone()),
+                );
                 registry.register(GoogleGenerativeAiProvider::with_client(client));
             }
             // Each provider then reports the same error on every request.
@@ -76,6 +79,7 @@ impl ProviderRegistry {
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
                 registry.register(GoogleVertexProvider::new());
+                registry.register(crate::providers::pi_messages::PiMessagesProvider::new());
                 #[cfg(feature = "bedrock")]
                 registry.register(
                     crate::providers::bedrock_converse_stream::BedrockConverseStreamProvider::new(),

@@ -85,6 +85,7 @@ pub(crate) mod headers;
 pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod pi_messages;
 pub(crate) mod text;
 pub(crate) mod transport;
 pub(crate) mod unavailable;
