@@ -5,6 +5,8 @@
 //!   [`AssistantMessageEvent`]s ending in exactly one `done` or `error`.
 //! - [`tool`]: tool definitions from `schemars` types and argument validation.
 //! - [`providers`]: the wire APIs; [`ProviderRegistry`] dispatches on `model.api`.
+//! - [`collection`]: [`Models`], pi's `createModels`: providers by id, keys resolved per provider
+//!   from a [`CredentialStore`] (pi's `auth.json` as [`AuthFile`]) and the environment.
 //! - [`faux`]: a scripted provider for tests.
 //!
 //! ```no_run

@@ -256,6 +256,19 @@ impl Models {
         Self::default()
     }
 
+    /// The built-in providers with pi's own `auth.json` as the credential store
+    /// ([`AuthFile::default_path`]: `$PI_CODING_AGENT_DIR/auth.json`, else
+    /// `~/.pi/agent/auth.json`) and the process environment; an in-memory store when there is
+    /// no home directory.
+    pub fn with_pi_auth() -> Self {
+        let env = Env::process();
+        let builder = Self::builder().env(env.clone());
+        match AuthFile::default_path(&env) {
+            Some(path) => builder.credentials(AuthFile::new(path)).build(),
+            None => builder.build(),
+        }
+    }
+
     /// Adds or replaces the provider of its id (pi's `setProvider`).
     pub fn set_provider(&mut self, provider: Provider) {
         self.providers.insert(provider.id().to_string(), provider);
