@@ -204,6 +204,27 @@ fn a_new_file_is_private_an_existing_one_keeps_its_mode_and_no_temporary_file_st
     assert_eq!(names, ["auth.json"], "no temporary file or lock is left");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_symlinked_file_stays_a_link() {
+    let dir = TempDir::new("link");
+    let real = dir.0.join("dotfiles").join("auth.json");
+    write(&real, PI_FILE);
+    std::fs::create_dir_all(dir.file().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, dir.file()).unwrap();
+    AuthFile::new(dir.file())
+        .modify("groq", &mut |_| Some(Credential::api_key("gsk")))
+        .unwrap();
+    let link = std::fs::symlink_metadata(dir.file()).unwrap();
+    assert!(link.file_type().is_symlink(), "still a link");
+    let written = AuthFile::new(&real);
+    assert_eq!(
+        written.read("groq").unwrap(),
+        Some(Credential::api_key("gsk"))
+    );
+    assert_eq!(written.list().unwrap().len(), 4);
+}
+
 #[test]
 fn a_broken_file_is_a_clear_error_and_is_never_overwritten() {
     let dir = TempDir::new("broken");

@@ -144,15 +144,15 @@ impl AuthFile {
             text.push_str(raw.get());
         }
         text.push_str(if entries.is_empty() { "}" } else { "\n}" });
-        let name = self
-            .path
+        // A symlinked auth.json (a dotfiles checkout) stays a link: the file it points to is
+        // the one replaced.
+        let target = fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "auth.json".into());
-        let temp = self
-            .path
-            .with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let permissions = fs::metadata(&self.path).ok().map(|m| m.permissions());
+        let temp = target.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
         let result = (|| {
             let mut file = open_private(&temp)?;
             if let Some(permissions) = permissions {
@@ -160,7 +160,7 @@ impl AuthFile {
             }
             file.write_all(text.as_bytes())?;
             file.sync_all()?;
-            fs::rename(&temp, &self.path)
+            fs::rename(&temp, &target)
         })();
         if let Err(e) = result {
             let _ = fs::remove_file(&temp);
