@@ -5,6 +5,8 @@
 //!   [`AssistantMessageEvent`]s ending in exactly one `done` or `error`.
 //! - [`tool`]: tool definitions from `schemars` types and argument validation.
 //! - [`providers`]: the wire APIs; [`ProviderRegistry`] dispatches on `model.api`.
+//! - [`collection`]: [`Models`], pi's `createModels`: providers by id, keys resolved per provider
+//!   from a [`CredentialStore`] (pi's `auth.json` as [`AuthFile`]) and the environment.
 //! - [`faux`]: a scripted provider for tests.
 //!
 //! ```no_run
@@ -23,6 +25,7 @@
 //! # }
 //! ```
 
+pub mod collection;
 pub(crate) mod diagnostics;
 pub mod event;
 pub mod failure;
@@ -49,6 +52,10 @@ pub mod tool;
 pub mod transform;
 pub mod types;
 
+pub use collection::{
+    AuthFile, Credential, CredentialStore, Env, InMemoryCredentialStore, Models, ModelsError,
+    SimpleStreamOptions,
+};
 pub use event::AssistantMessageEvent;
 pub use failure::{Failure, FailureKind};
 pub use options::{
@@ -70,8 +77,8 @@ pub use types::message::{
 pub use types::model::{
     CostTier, ImageLimits, ImageResize, InputKind, InputLimits, Model, ModelCost, PromptCache,
     API_ANTHROPIC_MESSAGES, API_AZURE_OPENAI_RESPONSES, API_BEDROCK_CONVERSE_STREAM, API_FAUX,
-    API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX, API_MISTRAL_CONVERSATIONS, API_OPENAI_COMPLETIONS,
-    API_OPENAI_RESPONSES,
+    API_GOOGLE_GENERATIVE_AI, API_GOOGLE_VERTEX, API_MISTRAL_CONVERSATIONS,
+    API_OPENAI_CODEX_RESPONSES, API_OPENAI_COMPLETIONS, API_OPENAI_RESPONSES, API_PI_MESSAGES,
 };
 pub use types::record::{
     AssistantMessageDiagnostic, DeferredHandle, DiagnosticError, NestedCallStatus,

@@ -2,9 +2,9 @@
 //! pi's ids, names, APIs, providers, base URLs, limits, prices (US dollars per million tokens,
 //! price tiers), headers, compat settings, thinking-level maps, input limits and prompt-cache
 //! lifetimes. It is `data/models.json`, generated from pi-ai's published list by
-//! `cargo xtask models`, and read once on first use. Models on `pi-messages` and
-//! `openai-codex-responses` are listed, but oxpi has no provider for those two APIs yet: a
-//! request to one ends with an error naming the API.
+//! `cargo xtask models`, and read once on first use. Models on `openai-codex-responses` are
+//! listed, but a request to one ends at once with an error saying it needs a ChatGPT login,
+//! which oxpi does not do yet. [`crate::Models`] is the collection over these providers.
 //!
 //! ```
 //! use oxpi_ai::models;

@@ -38,6 +38,15 @@ pub struct ProviderFacts {
     /// whose base URL has this provider's host reads the same ones.
     #[serde(default)]
     pub attribution: Option<Attribution>,
+    /// Credentials other than a key that configure it (pi's ambient sources): groups of
+    /// variables, any group fully set counts (`AWS_PROFILE`; `AWS_ACCESS_KEY_ID` with
+    /// `AWS_SECRET_ACCESS_KEY`; …).
+    #[serde(default)]
+    pub ambient_env: Vec<Vec<String>>,
+    /// The login its only credential comes from, when that is an OAuth login oxpi does not do
+    /// (openai-codex: "a ChatGPT login").
+    #[serde(default)]
+    pub oauth_login: Option<String>,
 }
 
 /// Which attribution headers a service reads (pi's `getAttributionHeaders`).
@@ -75,12 +84,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_facts_file_parses_and_every_provider_has_a_key_variable() {
+    fn the_facts_file_parses_and_every_provider_has_a_credential_source() {
         let parsed: BTreeMap<String, ProviderFacts> =
             serde_json::from_str(PROVIDERS_JSON).expect("data/providers.json parses");
         assert!(parsed.len() >= 40, "{}", parsed.len());
         for (name, facts) in &parsed {
-            assert!(!facts.api_key_env.is_empty(), "{name} has no key variable");
+            assert!(
+                !facts.api_key_env.is_empty()
+                    || !facts.ambient_env.is_empty()
+                    || facts.oauth_login.is_some(),
+                "{name} has no key variable, ambient credentials or login"
+            );
         }
         assert_eq!(&parsed, all());
     }

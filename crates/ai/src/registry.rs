@@ -65,6 +65,9 @@ impl ProviderRegistry {
                         client.clone(),
                     ),
                 );
+                registry.register(
+                    crate::providers::pi_messages::PiMessagesProvider::with_client(client.clone()),
+                );
                 registry.register(GoogleGenerativeAiProvider::with_client(client));
             }
             // Each provider then reports the same error on every request.
@@ -76,12 +79,17 @@ impl ProviderRegistry {
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
                 registry.register(GoogleVertexProvider::new());
+                registry.register(crate::providers::pi_messages::PiMessagesProvider::new());
                 #[cfg(feature = "bedrock")]
                 registry.register(
                     crate::providers::bedrock_converse_stream::BedrockConverseStreamProvider::new(),
                 );
             }
         }
+        registry.register(crate::providers::unavailable::LoginMissing {
+            api: crate::types::model::API_OPENAI_CODEX_RESPONSES,
+            login: "a ChatGPT login",
+        });
         #[cfg(not(feature = "bedrock"))]
         registry.register(crate::providers::unavailable::FeatureMissing {
             api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,
@@ -172,6 +180,13 @@ impl ProviderRegistry {
         );
         stream
     }
+}
+
+/// A stream of one `error` event with `failure`, for a request refused before it starts.
+pub(crate) fn failed(model: &Model, failure: Failure) -> AssistantMessageEventStream {
+    let (sink, stream) = AssistantMessageEventStream::driven_channel(None);
+    sink.try_send(error_event(model, failure));
+    stream
 }
 
 fn error_event(model: &Model, failure: Failure) -> AssistantMessageEvent {

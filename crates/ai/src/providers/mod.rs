@@ -85,8 +85,8 @@ pub(crate) mod headers;
 pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod pi_messages;
 pub(crate) mod text;
 pub(crate) mod transport;
-#[cfg(not(feature = "bedrock"))]
 pub(crate) mod unavailable;
 pub(crate) mod url;

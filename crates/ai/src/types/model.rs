@@ -27,6 +27,11 @@ pub const API_BEDROCK_CONVERSE_STREAM: &str = "bedrock-converse-stream";
 pub const API_GOOGLE_VERTEX: &str = "google-vertex";
 /// Wire API name of the deterministic test provider.
 pub const API_FAUX: &str = "faux";
+/// pi's own protocol (`pi-messages`): a POST of `{model, context, options}`, an SSE stream of
+/// serialized events back.
+pub const API_PI_MESSAGES: &str = "pi-messages";
+/// OpenAI Codex over a ChatGPT login (`openai-codex-responses`); oxpi does not do that login.
+pub const API_OPENAI_CODEX_RESPONSES: &str = "openai-codex-responses";
 
 /// Kinds of input a model accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
