@@ -121,9 +121,11 @@ impl SessionBinding {
     }
 
     fn give_up(&self, error: String) {
-        lock(&self.shared).record(CompactionOutcome {
+        let mut shared = lock(&self.shared);
+        let tokens = context_tokens(&shared.session);
+        shared.record(CompactionOutcome {
             reason: CompactionReason::Overflow,
-            context_tokens: context_tokens(&lock(&self.shared).session),
+            context_tokens: tokens,
             entry_id: None,
             error: Some(error),
             will_retry: false,
