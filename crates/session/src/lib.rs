@@ -31,6 +31,22 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A resumed session with automatic compaction and overflow recovery (the README's example):
+//!
+//! ```no_run
+//! use oxpi_agent_core::{Agent, AgentOptions};
+//! use oxpi_session::{bind_agent_with, AutoCompaction, ModelSummarizer, SessionManager};
+//!
+//! async fn resume(model: oxpi_ai::Model, file: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+//!     let session = SessionManager::open(file, None)?;
+//!     let auto = AutoCompaction::new(&model, ModelSummarizer::new(model.clone()));
+//!     let agent = Agent::new(auto.install(AgentOptions::new(model)));
+//!     let binding = bind_agent_with(&agent, session, &auto)?; // the agent gets the session's context
+//!     binding.prompt(&agent, "go on").await?; // each message appended as it ends
+//!     Ok(())
+//! }
+//! ```
 
 mod appends;
 mod auto;

@@ -55,8 +55,8 @@ const SECTIONS: &str = "## Goal
 ## Critical Context
 - [Facts, values, examples or references needed to go on, or \"(none)\"]
 
-Be brief in every section. Keep file paths, function names and error messages exactly as \
-written.";
+Be brief in every section. Keep file paths, function names, error messages, codes and \
+numbers exactly as written.";
 
 /// The first summary's instructions.
 fn first_prompt() -> String {
