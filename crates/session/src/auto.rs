@@ -69,7 +69,7 @@ pub struct CompactionOutcome {
 pub struct AutoCompaction {
     /// When to compact and how much to keep.
     pub settings: CompactionSettings,
-    /// The model's context window, in tokens.
+    /// The model's context window, in tokens (0: unknown, never compacted for).
     pub context_window: u64,
     /// The output limit a `length` stop is measured against (the model's `max_tokens`): a
     /// reply that stopped at `length` with fewer output tokens was cut by the context.
@@ -173,6 +173,10 @@ impl AutoCompaction {
 
     /// Whether the bound session's context is over the threshold.
     pub(crate) fn over_threshold(&self, shared: &Mutex<Shared>) -> Option<u64> {
+        // An unknown window (0) is never crossed (pi: `contextWindow <= 0` never compacts).
+        if self.context_window == 0 {
+            return None;
+        }
         let tokens = context_tokens(&lock(shared).session);
         should_compact(tokens, self.context_window, &self.settings).then_some(tokens)
     }

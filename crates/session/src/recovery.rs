@@ -96,7 +96,7 @@ impl SessionBinding {
             && reply.usage.output < auto.max_output_tokens;
         if explicit || length {
             Verdict::Retry
-        } else if is_context_overflow(reply, Some(auto.context_window)) {
+        } else if auto.context_window > 0 && is_context_overflow(reply, Some(auto.context_window)) {
             Verdict::Compact
         } else {
             Verdict::None

@@ -249,3 +249,27 @@ async fn a_compaction_the_application_asks_for_gives_the_agent_the_compacted_con
     let (outcomes, _) = binding.take_compactions();
     assert_eq!(outcomes[0].reason, CompactionReason::Manual);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_window_never_triggers_a_threshold_compaction() {
+    let d = common::dirs();
+    let faux = FauxProvider::new();
+    faux.push(FauxReply::text("fine"));
+    let mut registry = ProviderRegistry::new();
+    registry.register(faux.clone());
+    let mut model = faux.model();
+    model.context_window = 0;
+    let summarizer = ModelSummarizer::new(model.clone()).with_registry(registry.clone());
+    let auto = AutoCompaction::new(&model, summarizer)
+        .with_settings(CompactionSettings::new().keep_recent_tokens(10));
+    let agent = Agent::new(auto.install(AgentOptions::new(model).with_registry(registry)));
+    let mut session =
+        SessionManager::create(&d.cwd, &d.sessions, NewSessionOptions::new()).expect("create");
+    session
+        .append_message(&Message::user("n".repeat(4000)))
+        .expect("user");
+    let binding = bind_agent_with(&agent, session, &auto).expect("bind");
+    binding.prompt(&agent, "go").await.expect("prompt");
+    assert_eq!(binding.take_compactions().0, Vec::new());
+    assert_eq!(faux.call_count(), 1);
+}
