@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use oxpi_agent_core::{Agent, AgentEvent, Subscription};
 
+use crate::auto::{AutoCompaction, CompactionOutcome};
 use crate::error::SessionError;
 use crate::llm::{to_llm_messages, ConvertError};
 use crate::manager::SessionManager;
@@ -25,17 +26,40 @@ pub enum BindError {
 /// The appends that failed (the first ones kept, the rest counted).
 const KEPT_ERRORS: usize = 16;
 
+/// The compaction outcomes kept for [`SessionBinding::take_compactions`].
+const KEPT_OUTCOMES: usize = 256;
+
 #[derive(Debug)]
-struct Shared {
-    session: SessionManager,
+pub(crate) struct Shared {
+    pub(crate) session: SessionManager,
     errors: Vec<SessionError>,
     dropped_errors: usize,
+    /// Whether an append ever failed since the binding began.
+    append_failed: bool,
+    compactions: Vec<CompactionOutcome>,
+    dropped_compactions: usize,
+}
+
+impl Shared {
+    /// Whether an append failed: the file may not hold the whole conversation.
+    pub(crate) fn append_failed(&self) -> bool {
+        self.append_failed
+    }
+
+    pub(crate) fn record(&mut self, outcome: CompactionOutcome) {
+        if self.compactions.len() < KEPT_OUTCOMES {
+            self.compactions.push(outcome);
+        } else {
+            self.dropped_compactions += 1;
+        }
+    }
 }
 
 /// A session bound to an agent; dropping it unbinds the agent (the session's file stays).
 #[derive(Debug)]
 pub struct SessionBinding {
-    shared: Arc<Mutex<Shared>>,
+    pub(crate) shared: Arc<Mutex<Shared>>,
+    pub(crate) auto: Option<AutoCompaction>,
     _subscription: Subscription,
 }
 
@@ -54,6 +78,9 @@ pub fn bind_agent(agent: &Agent, session: SessionManager) -> Result<SessionBindi
         session,
         errors: Vec::new(),
         dropped_errors: 0,
+        append_failed: false,
+        compactions: Vec::new(),
+        dropped_compactions: 0,
     }));
     let listener = Arc::clone(&shared);
     let subscription = agent.subscribe(move |event| {
@@ -62,6 +89,7 @@ pub fn bind_agent(agent: &Agent, session: SessionManager) -> Result<SessionBindi
         };
         let mut shared = lock(&listener);
         if let Err(e) = shared.session.append_message(message) {
+            shared.append_failed = true;
             if shared.errors.len() < KEPT_ERRORS {
                 shared.errors.push(e);
             } else {
@@ -71,11 +99,27 @@ pub fn bind_agent(agent: &Agent, session: SessionManager) -> Result<SessionBindi
     });
     Ok(SessionBinding {
         shared,
+        auto: None,
         _subscription: subscription,
     })
 }
 
-fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+/// [`bind_agent`] with automatic compaction: `auto`'s hook (installed in the agent's options
+/// with [`AutoCompaction::install`]) now compacts this session before a request when its
+/// context is over the threshold and builds each request from it, and
+/// [`SessionBinding::prompt`] recovers from a context overflow.
+pub fn bind_agent_with(
+    agent: &Agent,
+    session: SessionManager,
+    auto: &AutoCompaction,
+) -> Result<SessionBinding, BindError> {
+    let mut binding = bind_agent(agent, session)?;
+    auto.attach(&binding.shared);
+    binding.auto = Some(auto.clone());
+    Ok(binding)
+}
+
+pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -96,12 +140,21 @@ impl SessionBinding {
         (std::mem::take(&mut shared.errors), dropped)
     }
 
+    /// The compactions attempted since the last call (the first 256 kept, the rest counted).
+    pub fn take_compactions(&self) -> (Vec<CompactionOutcome>, usize) {
+        let mut shared = lock(&self.shared);
+        let dropped = std::mem::take(&mut shared.dropped_compactions);
+        (std::mem::take(&mut shared.compactions), dropped)
+    }
+
     /// Unbinds the agent and gives the session back.
     pub fn into_session(self) -> SessionManager {
         let SessionBinding {
             shared,
+            auto,
             _subscription,
         } = self;
+        drop(auto);
         drop(_subscription);
         match Arc::try_unwrap(shared) {
             Ok(mutex) => {

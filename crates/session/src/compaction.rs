@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::appends::CompactionRecord;
 use crate::context::{self, current_system_message};
 use crate::entry::{Entry, EntryType};
+use crate::file_ops::FileOps;
 use crate::manager::SessionManager;
 
 /// When to compact and how much to keep (pi's `DEFAULT_COMPACTION_SETTINGS`).
@@ -66,6 +67,87 @@ pub fn should_compact(
     settings: &CompactionSettings,
 ) -> bool {
     settings.enabled && context_tokens > context_window.saturating_sub(settings.reserve_tokens)
+}
+
+/// A usage's context tokens: its total, or the sum of its parts when the total is 0 (pi's
+/// `calculateContextTokens`, on the raw JSON of a message's `usage`).
+fn usage_tokens(usage: &Value) -> u64 {
+    let field = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+    match field("totalTokens") {
+        0 => field("input") + field("output") + field("cacheRead") + field("cacheWrite"),
+        total => total,
+    }
+}
+
+/// The context tokens a reply reported, when it is one to trust: an assistant message, not
+/// `aborted` or `error`, with non-zero usage.
+fn reported_tokens(message: &Value) -> Option<u64> {
+    if message.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    let stop = message.get("stopReason").and_then(Value::as_str);
+    if matches!(stop, Some("aborted" | "error")) {
+        return None;
+    }
+    Some(usage_tokens(message.get("usage")?)).filter(|&t| t > 0)
+}
+
+/// The tokens of a projected path (pi's `estimateProjectedContextTokens`): the last trusted
+/// reply's reported usage plus an estimate of the messages after it, unless a context edit or
+/// a compaction came after that reply (its usage no longer describes the context); otherwise
+/// the estimate of every message, the system messages counted once as they combine.
+fn projected_context_tokens(path: &[&Entry], projected: &[Projected<'_>]) -> u64 {
+    let messages: Vec<(usize, &Value)> = projected
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, m))| m.iter().map(move |m| (i, m)))
+        .collect();
+    if let Some(last) = messages
+        .iter()
+        .rposition(|(_, m)| reported_tokens(m).is_some())
+    {
+        let (entry_index, message) = messages[last];
+        let usage_entry = projected[entry_index].0.id();
+        let usage_at = path
+            .iter()
+            .position(|e| e.id().is_some() && e.id() == usage_entry);
+        let invalidated_at = path.iter().rposition(|e| {
+            matches!(
+                e.entry_type(),
+                EntryType::ContextEdit | EntryType::Compaction
+            )
+        });
+        let trusted = match (usage_at, invalidated_at) {
+            (Some(u), Some(i)) => u > i,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if trusted {
+            let trailing: u64 = messages[last + 1..]
+                .iter()
+                .map(|(_, m)| estimate_tokens(m))
+                .sum();
+            return reported_tokens(message).unwrap_or(0) + trailing;
+        }
+    }
+    let all: Vec<Value> = messages.iter().map(|(_, m)| (*m).clone()).collect();
+    let system_tokens = current_system_message(&all).map_or(0, |s| estimate_tokens(&s));
+    system_tokens
+        + all
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
+            .map(estimate_tokens)
+            .sum::<u64>()
+}
+
+/// The tokens of the context the session's current path gives a request: the last reply's
+/// reported usage plus an estimate of what came after it, or an estimate of the whole when
+/// no reply since the last compaction or context edit reported usage (pi's
+/// `estimateProjectedContextTokens`). Compare it with [`should_compact`].
+pub fn context_tokens(session: &SessionManager) -> u64 {
+    let path = session.branch_path(None);
+    let projected = context::projection(&path);
+    projected_context_tokens(&path, &projected)
 }
 
 /// The characters JavaScript counts (UTF-16 code units).
@@ -238,6 +320,17 @@ pub struct CompactionPreparation {
     pub tokens_before: u64,
     /// The summary of the previous compaction, to carry on.
     pub previous_summary: Option<String>,
+    /// The files read and modified: the previous compaction's lists and the tool calls of
+    /// the messages summarized (pi's `fileOps`).
+    pub file_ops: FileOps,
+}
+
+impl CompactionPreparation {
+    /// Whether the cut falls inside a turn (pi's `isSplitTurn`): then
+    /// [`turn_prefix_messages`](Self::turn_prefix_messages) holds that turn's start.
+    pub fn is_split_turn(&self) -> bool {
+        !self.turn_prefix_messages.is_empty()
+    }
 }
 
 fn conversation(entries: &[Projected<'_>]) -> Vec<Value> {
@@ -273,17 +366,7 @@ pub fn prepare_compaction(
         .and_then(|i| projected[i].0.str_field("summary"))
         .map(str::to_string);
     let start = previous.map_or(0, |i| i + 1);
-    let messages: Vec<Value> = projected
-        .iter()
-        .flat_map(|(_, m)| m.iter().cloned())
-        .collect();
-    let system_tokens = current_system_message(&messages).map_or(0, |s| estimate_tokens(&s));
-    let tokens_before = system_tokens
-        + messages
-            .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
-            .map(estimate_tokens)
-            .sum::<u64>();
+    let tokens_before = projected_context_tokens(&path, &projected);
     let cut = find_cut_point(
         &projected,
         start,
@@ -300,12 +383,20 @@ pub fn prepare_compaction(
     if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
         return None;
     }
+    let mut file_ops = FileOps::new();
+    if let Some(i) = previous {
+        file_ops.add_previous(projected[i].0);
+    }
+    for message in messages_to_summarize.iter().chain(&turn_prefix_messages) {
+        file_ops.add_message(message);
+    }
     Some(CompactionPreparation {
         first_kept_entry_id,
         messages_to_summarize,
         turn_prefix_messages,
         tokens_before,
         previous_summary,
+        file_ops,
     })
 }
 

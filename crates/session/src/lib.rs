@@ -31,26 +31,47 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A resumed session with automatic compaction and overflow recovery (the README's example):
+//!
+//! ```no_run
+//! use oxpi_agent_core::{Agent, AgentOptions};
+//! use oxpi_session::{bind_agent_with, AutoCompaction, ModelSummarizer, SessionManager};
+//!
+//! async fn resume(model: oxpi_ai::Model, file: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+//!     let session = SessionManager::open(file, None)?;
+//!     let auto = AutoCompaction::new(&model, ModelSummarizer::new(model.clone()));
+//!     let agent = Agent::new(auto.install(AgentOptions::new(model)));
+//!     let binding = bind_agent_with(&agent, session, &auto)?; // the agent gets the session's context
+//!     binding.prompt(&agent, "go on").await?; // each message appended as it ends
+//!     Ok(())
+//! }
+//! ```
 
 mod appends;
+mod auto;
 mod bind;
 mod compaction;
 mod context;
 mod entry;
 mod error;
 mod file;
+mod file_ops;
 mod ids;
 mod list;
 mod llm;
 mod manager;
 mod migrate;
+mod recovery;
+mod summary;
 mod time;
 mod tree;
 
 pub use appends::CompactionRecord;
-pub use bind::{bind_agent, BindError, SessionBinding};
+pub use auto::{AutoCompaction, CompactionOutcome, CompactionReason};
+pub use bind::{bind_agent, bind_agent_with, BindError, SessionBinding};
 pub use compaction::{
-    compact, estimate_tokens, prepare_compaction, should_compact, CompactError,
+    compact, context_tokens, estimate_tokens, prepare_compaction, should_compact, CompactError,
     CompactionPreparation, CompactionSettings,
 };
 pub use context::{
@@ -60,8 +81,13 @@ pub use context::{
 pub use entry::{Entry, EntryType, SessionHeader, CURRENT_SESSION_VERSION};
 pub use error::{Result, SessionError};
 pub use file::{LoadIssue, LoadIssueKind, MAX_SESSION_FILE_BYTES};
+pub use file_ops::FileOps;
 pub use list::{
     default_agent_dir, list_sessions, most_recent_session, session_dir_for, SessionInfo,
 };
 pub use llm::{to_llm_messages, ConvertError};
 pub use manager::{NewSessionOptions, SessionManager};
+pub use summary::{
+    compact_with, serialize_conversation, CompactionSummary, ModelSummarizer, SummarizeError,
+    Summarizer, SUMMARY_SYSTEM_PROMPT,
+};

@@ -212,15 +212,20 @@ fn pi_prepares_the_same_compaction() {
         s.append_message_json(tool_result(&format!("call-{t}"), 800, ts + 2))
             .expect("result");
     }
+    same_preparations_as_pi(&prefix, &s, &[1, 300, 500, 900, 5_000]);
+}
+
+/// Our preparation of `s` and pi's, for each `keepRecentTokens`, are the same.
+fn same_preparations_as_pi(prefix: &std::path::Path, s: &SessionManager, keeps: &[u64]) {
     let file = s
         .session_file()
         .expect("file")
         .to_string_lossy()
         .into_owned();
-    for keep in [1u64, 300, 500, 900, 5_000] {
-        let ours = prepare_compaction(&s, &CompactionSettings::new().keep_recent_tokens(keep));
+    for &keep in keeps {
+        let ours = prepare_compaction(s, &CompactionSettings::new().keep_recent_tokens(keep));
         let theirs = common::pi::run(
-            &prefix,
+            prefix,
             "compact.mjs",
             include_str!("pi/compact.mjs"),
             &[&file, &keep.to_string()],
@@ -232,8 +237,72 @@ fn pi_prepares_the_same_compaction() {
                 "turnPrefixMessages": ours.turn_prefix_messages,
                 "tokensBefore": ours.tokens_before,
                 "previousSummary": ours.previous_summary,
+                "readFiles": ours.file_ops.read_files(),
+                "modifiedFiles": ours.file_ops.modified_files(),
             })
         });
         assert_eq!(common::as_js(&ours), theirs, "keepRecentTokens {keep}");
     }
+}
+
+fn with_usage(mut message: Value, total: u64) -> Value {
+    message["usage"]["input"] = json!(total - 10);
+    message["usage"]["output"] = json!(10);
+    message["usage"]["totalTokens"] = json!(total);
+    message
+}
+
+fn edit_call(id: &str, path: &str, ts: i64) -> Value {
+    let mut call = assistant_call(id, ts);
+    call["content"][0]["name"] = json!("edit");
+    call["content"][0]["arguments"] = json!({"path": path, "oldText": "a", "newText": "b"});
+    call
+}
+
+#[test]
+fn tokens_before_come_from_the_last_reported_usage_and_file_lists_carry_on_as_pi_s() {
+    let Some(prefix) = common::pi::pi("tokens_before_come_from_the_last_reported_usage") else {
+        return;
+    };
+    let d = common::dirs();
+    let mut s = long_session(&d, 6, 800);
+    // A reply that reported 9,000 context tokens, then a call and its result after it.
+    s.append_message_json(json!({"role": "user", "content": "edit b.txt", "timestamp": 200}))
+        .expect("user");
+    s.append_message_json(with_usage(edit_call("e1", "b.txt", 201), 9_000))
+        .expect("edit");
+    s.append_message_json(tool_result("e1", 400, 202))
+        .expect("result");
+    let tokens = oxpi_session::context_tokens(&s);
+    assert_eq!(tokens, 9_000 + 100, "the usage plus the result after it");
+    same_preparations_as_pi(&prefix, &s, &[300, 2_000]);
+
+    // After a compaction (details from our summarizer) the old usage no longer counts, and the
+    // next compaction carries the file lists on.
+    let summarizer = |p: oxpi_session::CompactionPreparation, _cancel| async move {
+        assert_eq!(p.file_ops.read_files(), ["a.txt"]);
+        assert_eq!(p.file_ops.modified_files(), Vec::<String>::new());
+        Ok(oxpi_session::CompactionSummary::new("first")
+            .with_details(p.file_ops.details())
+            .with_from_hook(false))
+    };
+    futures::executor::block_on(oxpi_session::compact_with(
+        &mut s,
+        &CompactionSettings::new().keep_recent_tokens(300),
+        &summarizer,
+        tokio_util::sync::CancellationToken::new(),
+    ))
+    .expect("compact");
+    assert!(oxpi_session::context_tokens(&s) < 9_000);
+    for t in 0..4 {
+        s.append_message_json(
+            json!({"role": "user", "content": "u".repeat(400), "timestamp": 300 + t}),
+        )
+        .expect("user");
+        s.append_message_json(edit_call(&format!("e{t}x"), &format!("c{t}.txt"), 310 + t))
+            .expect("edit");
+        s.append_message_json(tool_result(&format!("e{t}x"), 800, 320 + t))
+            .expect("result");
+    }
+    same_preparations_as_pi(&prefix, &s, &[300, 900]);
 }

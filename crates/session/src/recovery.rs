@@ -1,0 +1,214 @@
+//! Runs of a bound agent that recover from a full context (pi's `_checkCompaction` after a
+//! run): a provider's context-overflow error or an early `length` stop leaves the failed
+//! reply out of the context, compacts and retries the turn once; a reply that succeeded over
+//! the window, or a context over the threshold, compacts without a retry. The prompt is in
+//! the session file before the first request and stays there (pi #7086).
+
+use oxpi_agent_core::{Agent, AgentError, PromptInput};
+use oxpi_ai::{is_context_overflow, Message, StopReason};
+use tokio_util::sync::CancellationToken;
+
+use crate::auto::{compact_shared, CompactionOutcome, CompactionReason};
+use crate::bind::{lock, SessionBinding};
+use crate::compaction::{context_tokens, CompactError, CompactionSettings};
+use crate::llm::to_llm_messages;
+use crate::summary::{SummarizeError, Summarizer};
+
+/// What the last reply of a run asks of recovery.
+enum Verdict {
+    /// Leave it out, compact, retry the turn.
+    Retry,
+    /// Compact, keep it (it succeeded, but over the window).
+    Compact,
+    /// Nothing beyond the threshold check.
+    None,
+}
+
+impl SessionBinding {
+    /// Runs `input` on `agent` (bound to this session), then recovers as pi does: on a
+    /// context-overflow error or an early `length` stop, one compact-and-retry of the turn;
+    /// after a reply over the window or a context over the threshold, a compaction. Without
+    /// [`AutoCompaction`](crate::AutoCompaction) (bound with [`crate::bind_agent`]) it is
+    /// `agent.prompt(input)`. What each compaction did is in
+    /// [`take_compactions`](Self::take_compactions).
+    pub async fn prompt(
+        &self,
+        agent: &Agent,
+        input: impl Into<PromptInput>,
+    ) -> Result<(), AgentError> {
+        agent.prompt(input).await?;
+        self.recover(agent).await
+    }
+
+    /// `agent.continue_()` with the same recovery as [`prompt`](Self::prompt).
+    pub async fn continue_(&self, agent: &Agent) -> Result<(), AgentError> {
+        agent.continue_().await?;
+        self.recover(agent).await
+    }
+
+    /// Compacts the session now with `summarizer` (pi's `/compact` and RPC `compact`) and
+    /// gives the idle `agent` the compacted context; `Ok(None)` when there is nothing to
+    /// compact. The agent must be idle (a running agent's history cannot be replaced: the
+    /// compaction is appended and [`CompactError::Summarize`] with
+    /// [`SummarizeError::Other`] says so).
+    pub async fn compact(
+        &self,
+        agent: &Agent,
+        settings: &CompactionSettings,
+        summarizer: &dyn Summarizer,
+        cancel: CancellationToken,
+    ) -> Result<Option<String>, CompactError<SummarizeError>> {
+        let tokens = context_tokens(&lock(&self.shared).session);
+        let result = compact_shared(&self.shared, settings, summarizer, cancel).await;
+        let outcome = CompactionOutcome {
+            reason: CompactionReason::Manual,
+            context_tokens: tokens,
+            entry_id: result.as_ref().ok().cloned().flatten(),
+            error: result.as_ref().err().map(crate::auto::compact_error_text),
+            will_retry: false,
+        };
+        lock(&self.shared).record(outcome);
+        let id = result?;
+        if id.is_some() {
+            self.give_context(agent)
+                .map_err(|e| CompactError::Summarize(SummarizeError::Other(e)))?;
+        }
+        Ok(id)
+    }
+
+    /// Replaces the idle agent's history with the session's context.
+    fn give_context(&self, agent: &Agent) -> Result<(), String> {
+        let messages = {
+            let shared = lock(&self.shared);
+            to_llm_messages(&shared.session.build_session_context().messages)
+        }
+        .map_err(|e| e.to_string())?;
+        agent.replace_messages(messages).map_err(|e| e.to_string())
+    }
+
+    fn verdict(&self, reply: &oxpi_ai::AssistantMessage) -> Verdict {
+        let Some(auto) = &self.auto else {
+            return Verdict::None;
+        };
+        let explicit = reply.stop_reason == StopReason::Error && is_context_overflow(reply, None);
+        let length = reply.stop_reason == StopReason::Length
+            && auto.max_output_tokens > 0
+            && reply.usage.output < auto.max_output_tokens;
+        if explicit || length {
+            Verdict::Retry
+        } else if auto.context_window > 0 && is_context_overflow(reply, Some(auto.context_window)) {
+            Verdict::Compact
+        } else {
+            Verdict::None
+        }
+    }
+
+    /// Leaves the failed reply, the session's leaf, out of the context.
+    fn omit_failed_reply(&self) -> Result<(), String> {
+        let mut shared = lock(&self.shared);
+        let leaf = shared
+            .session
+            .leaf_entry()
+            .filter(|e| e.message_role() == Some("assistant"))
+            .and_then(|e| e.id())
+            .map(str::to_string)
+            .ok_or("the failed reply is not the session's last entry")?;
+        shared
+            .session
+            .append_context_edit(&leaf, None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn give_up(&self, error: String) {
+        let mut shared = lock(&self.shared);
+        let tokens = context_tokens(&shared.session);
+        shared.record(CompactionOutcome {
+            reason: CompactionReason::Overflow,
+            context_tokens: tokens,
+            entry_id: None,
+            error: Some(error),
+            will_retry: false,
+        });
+    }
+
+    async fn recover(&self, agent: &Agent) -> Result<(), AgentError> {
+        let Some(auto) = self.auto.clone() else {
+            return Ok(());
+        };
+        if lock(&self.shared).append_failed() {
+            return Ok(());
+        }
+        let mut retried = false;
+        loop {
+            let last = agent.messages().last().cloned();
+            let Some(Message::Assistant(reply)) = last else {
+                break;
+            };
+            let cancel = CancellationToken::new();
+            let tokens = context_tokens(&lock(&self.shared).session);
+            match self.verdict(&reply) {
+                Verdict::Retry if retried => {
+                    self.give_up(
+                        "context overflow recovery failed after one compact-and-retry".into(),
+                    );
+                    break;
+                }
+                Verdict::Retry => {
+                    retried = true;
+                    if let Err(e) = self.omit_failed_reply() {
+                        self.give_up(format!("context overflow recovery failed: {e}"));
+                        break;
+                    }
+                    let outcome = auto
+                        .compact(
+                            &self.shared,
+                            CompactionReason::Overflow,
+                            tokens,
+                            true,
+                            cancel,
+                        )
+                        .await;
+                    if outcome.entry_id.is_none() {
+                        break;
+                    }
+                    if let Err(e) = self.give_context(agent) {
+                        self.give_up(format!("the retry could not start: {e}"));
+                        break;
+                    }
+                    agent.continue_().await?;
+                }
+                Verdict::Compact => {
+                    auto.compact(
+                        &self.shared,
+                        CompactionReason::Overflow,
+                        tokens,
+                        false,
+                        cancel,
+                    )
+                    .await;
+                    break;
+                }
+                Verdict::None => {
+                    if let Some(tokens) = auto.over_threshold(&self.shared) {
+                        auto.compact(
+                            &self.shared,
+                            CompactionReason::Threshold,
+                            tokens,
+                            false,
+                            cancel,
+                        )
+                        .await;
+                    }
+                    break;
+                }
+            }
+        }
+        // The agent is idle: its history becomes the session's context, compacted during the
+        // run or after it, so the next prompt starts from it.
+        if let Err(e) = self.give_context(agent) {
+            self.give_up(format!("the agent keeps its history: {e}"));
+        }
+        Ok(())
+    }
+}
