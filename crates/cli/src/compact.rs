@@ -90,7 +90,7 @@ pub(crate) async fn compact(
     if summary.is_empty() {
         return Err(CompactFailure::Summary("the model wrote no summary".into()));
     }
-    let usage = serde_json::to_value(&reply.usage).unwrap_or(Value::Null);
+    let usage = serde_json::to_value(reply.usage).unwrap_or(Value::Null);
     let record = CompactionRecord::new(
         summary.clone(),
         Some(preparation.first_kept_entry_id.clone()),

@@ -29,7 +29,7 @@ impl JsonEvents {
             }
             AgentEvent::MessageStart { message } | AgentEvent::MessageEnd { message } => {
                 if let Message::Assistant(m) = message {
-                    self.usage = serde_json::to_value(&m.usage).unwrap_or(Value::Null);
+                    self.usage = serde_json::to_value(m.usage).unwrap_or(Value::Null);
                 }
             }
             AgentEvent::MessageUpdate {

@@ -2,6 +2,8 @@
 //! what goes to stdout and stderr, the exit code, the session file, the tools and the context
 //! files the requests carry.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;

@@ -2,7 +2,7 @@
 //! Chat Completions server that answers by what the request holds, and `oxpi` run as a process
 //! with a deadline.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -12,7 +12,7 @@ use oxpi_testkit::{Recorded, Reply, TestServer};
 use serde_json::Value;
 
 /// Generous: the machine is shared and loaded.
-pub const DEADLINE: Duration = Duration::from_secs(120);
+pub const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A home directory and a project in a temporary directory.
 pub struct Dirs {
