@@ -80,17 +80,26 @@ pub(crate) fn text_or_file(value: &str) -> String {
     value.to_string()
 }
 
-/// The system prompt: the preamble (or `--system-prompt`), the tools, the project context
-/// (pi's `<project_instructions path="…">` blocks), appended texts, and the working directory.
-pub(crate) fn system_prompt(parts: &PromptParts, files: &[ContextFile], cwd: &Path) -> String {
+/// The named sections of the system prompt, in order (pi keeps the prompt as sections of the
+/// transcript's leading system message): `preamble` (or `--system-prompt`), `tools`,
+/// `project_context` (pi's `<project_instructions path="…">` blocks), `append`, `cwd`.
+pub(crate) fn system_sections(
+    parts: &PromptParts,
+    files: &[ContextFile],
+    cwd: &Path,
+) -> Vec<(String, String)> {
     let mut sections = Vec::new();
-    sections.push(parts.custom.clone().unwrap_or_else(|| {
+    let preamble = parts.custom.clone().unwrap_or_else(|| {
         "You are oxpi, a coding agent working in the user's project. Use the tools to look \
          at files and run commands rather than guessing; keep answers short and concrete."
             .to_string()
-    }));
+    });
+    sections.push(("preamble".to_string(), preamble));
     if !parts.tools.is_empty() {
-        sections.push(format!("Available tools: {}.", parts.tools.join(", ")));
+        sections.push((
+            "tools".to_string(),
+            format!("Available tools: {}.", parts.tools.join(", ")),
+        ));
     }
     if !files.is_empty() {
         let mut context = vec!["Project-specific instructions and guidelines:".to_string()];
@@ -101,11 +110,25 @@ pub(crate) fn system_prompt(parts: &PromptParts, files: &[ContextFile], cwd: &Pa
                 f.content
             )
         }));
-        sections.push(context.join("\n\n"));
+        sections.push(("project_context".to_string(), context.join("\n\n")));
     }
-    sections.extend(parts.append.iter().cloned());
-    sections.push(format!("Current working directory: {}", cwd.display()));
-    sections.join("\n\n")
+    if !parts.append.is_empty() {
+        sections.push(("append".to_string(), parts.append.join("\n\n")));
+    }
+    sections.push((
+        "cwd".to_string(),
+        format!("Current working directory: {}", cwd.display()),
+    ));
+    sections
+}
+
+/// The system prompt: the sections joined by blank lines.
+pub(crate) fn system_prompt(parts: &PromptParts, files: &[ContextFile], cwd: &Path) -> String {
+    system_sections(parts, files, cwd)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 #[cfg(test)]

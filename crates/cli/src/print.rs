@@ -52,7 +52,11 @@ pub(crate) async fn run_print(runtime: &Runtime, prompts: &[String]) -> i32 {
     });
     let mut code = 0;
     for prompt in prompts {
-        if let Err(e) = runtime.agent.prompt(prompt.as_str()).await {
+        if let Err(e) = runtime
+            .agent
+            .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
+            .await
+        {
             eprintln!("{e}");
             code = 1;
             break;
@@ -117,7 +121,11 @@ pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String]) -> i32 {
         }
     });
     for prompt in prompts {
-        if let Err(e) = runtime.agent.prompt(prompt.as_str()).await {
+        if let Err(e) = runtime
+            .agent
+            .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
+            .await
+        {
             eprintln!("{e}");
             return 1;
         }

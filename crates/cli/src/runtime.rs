@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use oxpi_agent_core::{Agent, AgentOptions, RetryPolicy};
-use oxpi_ai::{ApiKey, Model, ReasoningLevel, StreamOptions, ThinkingLevel};
+use oxpi_ai::{
+    ApiKey, Message, Model, ReasoningLevel, Sections, StreamOptions, SystemMessage, ThinkingLevel,
+};
 use oxpi_session::{bind_agent, SessionBinding, SessionManager};
 
 use crate::args::Args;
@@ -56,6 +58,12 @@ pub(crate) struct Runtime {
     binding: Mutex<Option<SessionBinding>>,
     /// Where this directory's sessions are (`None` with `--no-session` and no home).
     pub session_dir: Option<PathBuf>,
+    /// The leading system message of a new transcript (pi 1.6 keeps the prompt and the tools
+    /// in the transcript).
+    system: SystemMessage,
+    /// The same prompt as text, for a session that already has a system message (oxpi-session
+    /// leaves system messages out of the agent's history).
+    prompt_text: String,
     /// Where keys come from.
     keys: Keys,
     /// The thinking level (pi's names).
@@ -75,6 +83,14 @@ fn process_env(name: &str) -> Option<String> {
 /// pi's automatic retry: three retries, two seconds doubling.
 fn retry_policy() -> RetryPolicy {
     RetryPolicy::new(3, Duration::from_secs(2))
+}
+
+/// A user message of `text` as pi writes a prompt (one text block), stamped now.
+pub(crate) fn user_message(text: &str) -> Message {
+    Message::User(oxpi_ai::UserMessage {
+        content: oxpi_ai::UserMessageContent::Blocks(vec![oxpi_ai::UserContent::text(text)]),
+        timestamp: oxpi_ai::now_millis(),
+    })
 }
 
 /// The reasoning level sent for `level` on `model` (clamped to what the model takes).
@@ -138,7 +154,16 @@ impl Runtime {
                 .collect(),
             tools: names,
         };
-        let system_prompt = context_files::system_prompt(&parts, &files, &cwd);
+        let sections = context_files::system_sections(&parts, &files, &cwd);
+        let prompt_text = context_files::system_prompt(&parts, &files, &cwd);
+        let system = SystemMessage {
+            sections: Some(Sections(
+                sections.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+            )),
+            tools_added: (!tools.is_empty())
+                .then(|| tools.iter().map(|t| t.definition().clone()).collect()),
+            ..SystemMessage::default()
+        };
 
         let session_flags = SessionFlags {
             continue_recent: args.continue_session,
@@ -159,7 +184,6 @@ impl Runtime {
         };
         let lookup = keys.clone();
         let mut options = AgentOptions::new(model)
-            .with_system_prompt(system_prompt)
             .with_tools(tools)
             .with_stream_options(StreamOptions::default())
             .with_get_api_key(move |provider| {
@@ -176,6 +200,8 @@ impl Runtime {
             agent,
             binding: Mutex::new(None),
             session_dir,
+            system,
+            prompt_text,
             keys,
             thinking: Mutex::new(thinking),
             server: Mutex::new(server),
@@ -191,6 +217,13 @@ impl Runtime {
         drop(slot.take());
         self.agent
             .set_session_id(Some(session.session_id().to_string()));
+        let has_system = session
+            .build_session_context()
+            .messages
+            .iter()
+            .any(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("system"));
+        self.agent
+            .set_system_prompt(has_system.then(|| self.prompt_text.clone()));
         *slot = Some(bind_agent(&self.agent, session).map_err(SetupError::from)?);
         Ok(())
     }
@@ -215,6 +248,22 @@ impl Runtime {
     /// The session's header as JSON.
     pub(crate) fn session_header(&self) -> Option<serde_json::Value> {
         self.with_session(|s| serde_json::Value::Object(s.header().as_json().clone()))
+    }
+
+    /// What a prompt adds to the conversation: the system message first when the history has
+    /// none (a new session, as pi), then `user`.
+    pub(crate) fn prompt_messages(&self, user: Message) -> Vec<Message> {
+        let history = self.agent.messages();
+        let mut out = Vec::new();
+        let has_system = self.agent.system_prompt().is_some()
+            || history.iter().any(|m| matches!(m, Message::System(_)));
+        if !has_system {
+            let mut system = self.system.clone();
+            system.timestamp = oxpi_ai::now_millis();
+            out.push(Message::System(system));
+        }
+        out.push(user);
+        out
     }
 
     /// The key for requests to `provider` (see [`Keys`]).

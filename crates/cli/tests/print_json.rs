@@ -66,7 +66,11 @@ async fn print_mode_runs_a_tool_prints_the_final_text_and_writes_a_session() {
         .filter(|l| l["type"] == "message")
         .map(|l| l["message"]["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"],
+        "pi 1.6 keeps the system prompt and tools as the transcript's first message"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -89,7 +89,8 @@ impl Rpc {
         self.busy.store(true, Ordering::SeqCst);
         let rpc = self.clone();
         let handle = tokio::spawn(async move {
-            let result = rpc.runtime.agent.prompt(message).await;
+            let messages = rpc.runtime.prompt_messages(message);
+            let result = rpc.runtime.agent.prompt(messages).await;
             if let Err(e) = result {
                 eprintln!("oxpi: the prompt could not run: {e}");
             }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod pi;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
