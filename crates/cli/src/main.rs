@@ -1,0 +1,79 @@
+//! `oxpi`, the command: pi's command line over oxpi's agent, tools and sessions, with pi's
+//! print (`-p`), JSON (`--mode json`) and RPC (`--mode rpc`) interfaces.
+
+mod args;
+mod auth_file;
+mod compact;
+mod context_files;
+mod json_event;
+mod model_choice;
+mod print;
+mod rpc;
+mod runtime;
+mod session_choice;
+mod tool_choice;
+
+use std::io::Read;
+
+use args::{Args, Mode};
+use runtime::Runtime;
+
+/// The prompts of a run: piped stdin (when it is not a terminal) prepended to the first.
+fn prompts(args: &Args) -> Vec<String> {
+    use std::io::IsTerminal;
+    let mut messages = args.messages.clone();
+    if args.mode() != Mode::Rpc && !std::io::stdin().is_terminal() {
+        let mut piped = String::new();
+        if std::io::stdin().read_to_string(&mut piped).is_ok() && !piped.trim().is_empty() {
+            match messages.first_mut() {
+                Some(first) => *first = format!("{piped}\n\n{first}"),
+                None => messages.push(piped),
+            }
+        }
+    }
+    messages
+}
+
+async fn run(args: Args) -> i32 {
+    if let Err(e) = args.check() {
+        eprintln!("{e}");
+        return 2;
+    }
+    let prompts = prompts(&args);
+    if args.mode() != Mode::Rpc && prompts.is_empty() {
+        eprintln!("oxpi: no prompt given (oxpi has no interactive mode: use -p \"…\", --mode json \"…\" or --mode rpc)");
+        return 2;
+    }
+    let runtime = match Runtime::setup(&args).await {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let code = match args.mode() {
+        Mode::Text => print::run_print(&runtime, &prompts).await,
+        Mode::Json => print::run_json(&runtime, &prompts).await,
+        Mode::Rpc => rpc::run(runtime.clone()).await,
+    };
+    runtime.shutdown().await;
+    code
+}
+
+fn main() {
+    let args = match Args::parse_from_argv(std::env::args()) {
+        Ok(args) => args,
+        Err(e) => e.exit(),
+    };
+    let code = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(run(args)),
+        Err(e) => {
+            eprintln!("oxpi: could not start the async runtime: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,322 @@
+//! `--mode rpc`: pi's RPC protocol (`docs/rpc.md`, `docs/rpc-commands.md`). JSON commands
+//! arrive on stdin, one per LF-terminated line (a CR before the LF is dropped); responses
+//! (`{"id", "type": "response", "command", "success", "data" | "error"}`) and session events go
+//! to stdout, one record per line. Commands are handled in the order they arrive; a `prompt`
+//! is answered when accepted and runs on, its events streaming while later commands are read.
+//! Closing stdin ends the process once the running prompt is aborted.
+
+mod commands;
+mod session_cmds;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use oxpi_agent_core::{AgentEvent, Subscription};
+use oxpi_ai::Message;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::task::JoinHandle;
+
+use crate::json_event::{ended_aborted, settled, JsonEvents, RecordWriter};
+use crate::runtime::Runtime;
+
+/// The longest command line read (images arrive base64-encoded inside `prompt`).
+pub(crate) const MAX_COMMAND_BYTES: usize = 64 * 1024 * 1024;
+
+/// The texts queued by `steer` and `follow_up` (pi's `queue_update` lists).
+#[derive(Debug, Default)]
+pub(crate) struct Queues {
+    steering: VecDeque<String>,
+    follow_up: VecDeque<String>,
+}
+
+/// The RPC session: the runtime, stdout, the running prompt.
+pub(crate) struct Rpc {
+    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) out: RecordWriter,
+    run: Mutex<Option<JoinHandle<()>>>,
+    busy: AtomicBool,
+    pub(crate) queues: Mutex<Queues>,
+    pub(crate) auto_compaction: AtomicBool,
+    pub(crate) auto_retry: AtomicBool,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A success response; `data` left out when `None`.
+pub(crate) fn success(id: &Option<Value>, command: &str, data: Option<Value>) -> Value {
+    let mut record = json!({"type": "response", "command": command, "success": true});
+    if let Some(id) = id {
+        record["id"] = id.clone();
+    }
+    if let Some(data) = data {
+        record["data"] = data;
+    }
+    record
+}
+
+/// A failure response with pi's shape; `command` left out when the command had no type.
+pub(crate) fn failure(id: &Option<Value>, command: Option<&str>, error: &str) -> Value {
+    let mut record = json!({"type": "response", "success": false, "error": error});
+    if let Some(id) = id {
+        record["id"] = id.clone();
+    }
+    if let Some(command) = command {
+        record["command"] = json!(command);
+    }
+    record
+}
+
+/// The text of a user message (its text blocks joined).
+pub(crate) fn user_text(message: &Message) -> Option<String> {
+    match message {
+        Message::User(m) => Some(m.text_content()),
+        _ => None,
+    }
+}
+
+impl Rpc {
+    /// True while a prompt runs.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::SeqCst)
+    }
+
+    /// Starts a run of `message`; its end writes `agent_settled`.
+    pub(crate) fn start_run(self: &Arc<Self>, message: Message) {
+        self.busy.store(true, Ordering::SeqCst);
+        let rpc = self.clone();
+        let handle = tokio::spawn(async move {
+            let messages = rpc.runtime.prompt_messages(message);
+            let result = rpc.runtime.agent.prompt(messages).await;
+            if let Err(e) = result {
+                eprintln!("oxpi: the prompt could not run: {e}");
+            }
+            rpc.busy.store(false, Ordering::SeqCst);
+            rpc.out
+                .write(&settled(ended_aborted(&rpc.runtime.agent.messages())));
+        });
+        *lock(&self.run) = Some(handle);
+    }
+
+    /// Aborts the running prompt (if any) and waits until it has settled.
+    pub(crate) async fn abort_and_wait(&self) {
+        self.runtime.agent.abort();
+        let handle = lock(&self.run).take();
+        if let Some(handle) = handle {
+            let _ = handle.await;
+        }
+        self.runtime.agent.wait_for_idle().await;
+    }
+
+    /// Writes pi's `queue_update` with the queues as they are.
+    pub(crate) fn queue_update(&self) {
+        let record = {
+            let queues = lock(&self.queues);
+            json!({
+                "type": "queue_update",
+                "steering": queues.steering.iter().collect::<Vec<_>>(),
+                "followUp": queues.follow_up.iter().collect::<Vec<_>>(),
+            })
+        };
+        self.out.write(&record);
+    }
+
+    /// Queues `text` for steering (`steer`) or after the run (`follow_up`).
+    pub(crate) fn enqueue(&self, message: Message, steer: bool) {
+        let text = user_text(&message).unwrap_or_default();
+        {
+            let mut queues = lock(&self.queues);
+            if steer {
+                queues.steering.push_back(text);
+                self.runtime.agent.steer(message);
+            } else {
+                queues.follow_up.push_back(text);
+                self.runtime.agent.follow_up(message);
+            }
+        }
+        self.queue_update();
+    }
+
+    /// Empties both queues; returns their texts.
+    pub(crate) fn clear_queues(&self) -> (Vec<String>, Vec<String>) {
+        self.runtime.agent.clear_all_queues();
+        let mut queues = lock(&self.queues);
+        (
+            queues.steering.drain(..).collect(),
+            queues.follow_up.drain(..).collect(),
+        )
+    }
+
+    /// A queued message entered the conversation: it leaves its queue.
+    fn dequeued(&self, text: &str) -> bool {
+        let mut guard = lock(&self.queues);
+        let queues = &mut *guard;
+        for queue in [&mut queues.steering, &mut queues.follow_up] {
+            if queue.front().map(String::as_str) == Some(text) {
+                queue.pop_front();
+                return true;
+            }
+        }
+        false
+    }
+
+    fn subscribe(self: &Arc<Self>) -> Subscription {
+        let rpc = Arc::downgrade(self);
+        let events = Mutex::new(JsonEvents::default());
+        self.runtime.agent.subscribe(move |event| {
+            let Some(rpc) = rpc.upgrade() else { return };
+            if let AgentEvent::MessageStart { message } = event {
+                if let Some(text) = user_text(message) {
+                    if rpc.dequeued(&text) {
+                        rpc.queue_update();
+                    }
+                }
+            }
+            if let Some(record) = lock(&events).record(event) {
+                rpc.out.write(&record);
+            }
+        })
+    }
+}
+
+/// Reads one line of at most [`MAX_COMMAND_BYTES`]; `Ok(None)` at the end of input. A longer
+/// line is skipped to its end and given as `Err(len)`.
+async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+    let mut line = Vec::new();
+    let mut too_long = 0usize;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            if line.is_empty() && too_long == 0 {
+                return Ok(None);
+            }
+            break;
+        }
+        let (chunk, done) = match memchr_lf(buf) {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if too_long > 0 || line.len() + chunk.len() > MAX_COMMAND_BYTES {
+            too_long += line.len() + chunk.len();
+            line.clear();
+        } else {
+            line.extend_from_slice(chunk);
+        }
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if too_long > 0 {
+        return Ok(Some(Err(too_long)));
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(Ok(line)))
+}
+
+fn memchr_lf(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|b| *b == b'\n')
+}
+
+/// Serves RPC on stdin/stdout until stdin closes; returns the exit code.
+pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
+    let rpc = Arc::new(Rpc {
+        runtime,
+        out: RecordWriter::default(),
+        run: Mutex::new(None),
+        busy: AtomicBool::new(false),
+        queues: Mutex::new(Queues::default()),
+        auto_compaction: AtomicBool::new(true),
+        auto_retry: AtomicBool::new(true),
+    });
+    let _subscription = rpc.subscribe();
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    loop {
+        let line = match read_line(&mut stdin).await {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("oxpi: stdin could not be read: {e}");
+                break;
+            }
+        };
+        let line = match line {
+            Ok(line) => line,
+            Err(len) => {
+                let text = format!(
+                    "Failed to parse command: the line of {len} bytes is longer than {MAX_COMMAND_BYTES}"
+                );
+                rpc.out.write(&failure(&None, Some("parse"), &text));
+                continue;
+            }
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let command: Value = match serde_json::from_slice(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                let text = format!("Failed to parse command: {e}");
+                rpc.out.write(&failure(&None, Some("parse"), &text));
+                continue;
+            }
+        };
+        if let Some(response) = commands::handle(&rpc, &command).await {
+            rpc.out.write(&response);
+        }
+    }
+    rpc.abort_and_wait().await;
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_split_on_lf_only_and_long_lines_are_refused() {
+        let input = "{\"a\":\"x\u{2028}y\"}\r\n\n{\"b\":1}".as_bytes();
+        let mut reader = BufReader::new(input);
+        let first = read_line(&mut reader).await.unwrap().unwrap().unwrap();
+        assert_eq!(first, "{\"a\":\"x\u{2028}y\"}".as_bytes());
+        assert_eq!(read_line(&mut reader).await.unwrap().unwrap().unwrap(), b"");
+        assert_eq!(
+            read_line(&mut reader).await.unwrap().unwrap().unwrap(),
+            b"{\"b\":1}"
+        );
+        assert!(read_line(&mut reader).await.unwrap().is_none());
+
+        let mut long = vec![b'x'; MAX_COMMAND_BYTES + 10];
+        long.extend_from_slice(b"\n{}\n");
+        let mut reader = BufReader::new(long.as_slice());
+        assert_eq!(
+            read_line(&mut reader).await.unwrap().unwrap(),
+            Err(MAX_COMMAND_BYTES + 10)
+        );
+        assert_eq!(
+            read_line(&mut reader).await.unwrap().unwrap().unwrap(),
+            b"{}"
+        );
+    }
+
+    #[test]
+    fn responses_have_pi_s_shape() {
+        let id = Some(json!("r1"));
+        assert_eq!(
+            success(&id, "abort", None),
+            json!({"id": "r1", "type": "response", "command": "abort", "success": true})
+        );
+        assert_eq!(
+            failure(&None, Some("parse"), "bad"),
+            json!({"type": "response", "command": "parse", "success": false, "error": "bad"})
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! What a run is made of, from the command line: the model (started, for the embedded one),
+//! the tools over the working directory, the system prompt with the context files, the agent,
+//! and the session it is bound to.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use oxpi_agent_core::{Agent, AgentOptions, RetryPolicy};
+use oxpi_ai::{
+    ApiKey, Message, Model, ReasoningLevel, Sections, StreamOptions, SystemMessage, ThinkingLevel,
+};
+use oxpi_session::{bind_agent, SessionBinding, SessionManager};
+
+use crate::args::Args;
+use crate::auth_file::AuthKeys;
+use crate::context_files::{self, PromptParts};
+use crate::model_choice::{self, ModelFlags, Target};
+use crate::session_choice::{self, SessionFlags};
+use crate::tool_choice;
+
+/// The keys of a run: `--api-key` for the chosen model's provider, else `auth.json`; `None`
+/// lets oxpi-ai read the provider's environment variables.
+#[derive(Debug, Clone)]
+struct Keys {
+    provider: String,
+    given: Option<ApiKey>,
+    auth: AuthKeys,
+}
+
+impl Keys {
+    fn key_for(&self, provider: &str) -> Option<ApiKey> {
+        if provider == self.provider {
+            if let Some(key) = &self.given {
+                return Some(key.clone());
+            }
+        }
+        self.auth.get(provider).map(ApiKey::new)
+    }
+}
+
+/// Why a run could not be set up; the text is what the user sees.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct SetupError(pub String);
+
+impl SetupError {
+    fn from(e: impl std::fmt::Display) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// A run: the agent, its session and what was chosen.
+pub(crate) struct Runtime {
+    /// The agent.
+    pub agent: Agent,
+    /// The session the agent appends to (`None` only while it is being replaced).
+    binding: Mutex<Option<SessionBinding>>,
+    /// Where this directory's sessions are (`None` with `--no-session` and no home).
+    pub session_dir: Option<PathBuf>,
+    /// The leading system message of a new transcript (pi 1.6 keeps the prompt and the tools
+    /// in the transcript).
+    system: SystemMessage,
+    /// The same prompt as text, for a session that already has a system message (oxpi-session
+    /// leaves system messages out of the agent's history).
+    prompt_text: String,
+    /// Where keys come from.
+    keys: Keys,
+    /// The thinking level (pi's names).
+    pub thinking: Mutex<ThinkingLevel>,
+    /// The embedded model's server, kept running while the run lasts.
+    pub server: Mutex<Option<oxpi_local::LocalServer>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// pi's automatic retry: three retries, two seconds doubling.
+fn retry_policy() -> RetryPolicy {
+    RetryPolicy::new(3, Duration::from_secs(2))
+}
+
+/// A user message of `text` as pi writes a prompt (one text block), stamped now.
+pub(crate) fn user_message(text: &str) -> Message {
+    Message::User(oxpi_ai::UserMessage {
+        content: oxpi_ai::UserMessageContent::Blocks(vec![oxpi_ai::UserContent::text(text)]),
+        timestamp: oxpi_ai::now_millis(),
+    })
+}
+
+/// The reasoning level sent for `level` on `model` (clamped to what the model takes).
+pub(crate) fn effective_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    oxpi_ai::clamp_thinking_level(model, level)
+}
+
+impl Runtime {
+    /// Sets up everything `args` asks for.
+    pub(crate) async fn setup(args: &Args) -> Result<Arc<Self>, SetupError> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| SetupError(format!("the working directory cannot be read: {e}")))?;
+        let agent_dir = oxpi_session::default_agent_dir();
+        let auth = match &agent_dir {
+            Some(dir) => AuthKeys::load(dir).map_err(SetupError::from)?,
+            None => AuthKeys::default(),
+        };
+        let flags = ModelFlags {
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            thinking: args.thinking.clone(),
+            api_key: args.api_key.clone(),
+            base_url: args.base_url.clone(),
+        };
+        let choice = model_choice::choose(&flags, &auth, &process_env).map_err(SetupError::from)?;
+        let (model, api_key, server) = match choice.target {
+            Target::Remote { model, api_key } => (*model, api_key, None),
+            Target::Embedded => {
+                let config = oxpi_local::LocalModelConfig::from_env();
+                let server = oxpi_local::start(&config)
+                    .await
+                    .map_err(|e| SetupError(format!("could not start the embedded model: {e}")))?;
+                (server.model(), None, Some(server))
+            }
+        };
+        let default_level = if model.reasoning {
+            ThinkingLevel::Medium
+        } else {
+            ThinkingLevel::Off
+        };
+        let thinking = effective_thinking(&model, choice.thinking.unwrap_or(default_level));
+
+        let names =
+            tool_choice::select(args.tools.as_deref(), args.no_tools).map_err(SetupError::from)?;
+        let workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
+        let tools = tool_choice::build(&names, &workspace).map_err(SetupError::from)?;
+        let files = if args.no_context_files {
+            Vec::new()
+        } else {
+            context_files::load(&cwd, agent_dir.as_deref())
+        };
+        let parts = PromptParts {
+            custom: args
+                .system_prompt
+                .as_deref()
+                .map(context_files::text_or_file),
+            append: args
+                .append_system_prompt
+                .iter()
+                .map(|a| context_files::text_or_file(a))
+                .collect(),
+            tools: names,
+        };
+        let sections = context_files::system_sections(&parts, &files, &cwd);
+        let prompt_text = context_files::system_prompt(&parts, &files, &cwd);
+        let system = SystemMessage {
+            sections: Some(Sections(
+                sections.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+            )),
+            tools_added: (!tools.is_empty())
+                .then(|| tools.iter().map(|t| t.definition().clone()).collect()),
+            ..SystemMessage::default()
+        };
+
+        let session_flags = SessionFlags {
+            continue_recent: args.continue_session,
+            session: args.session.clone(),
+            fork: args.fork.clone(),
+            session_dir: args.session_dir.clone(),
+            no_session: args.no_session,
+            name: args.name.clone(),
+        };
+        let session = session_choice::open(&session_flags, agent_dir.as_deref(), &cwd)
+            .map_err(SetupError::from)?;
+        let session_dir = session_choice::session_dir(&session_flags, agent_dir.as_deref(), &cwd);
+
+        let keys = Keys {
+            provider: model.provider.clone(),
+            given: api_key.clone(),
+            auth: auth.clone(),
+        };
+        let lookup = keys.clone();
+        let mut options = AgentOptions::new(model)
+            .with_tools(tools)
+            .with_stream_options(StreamOptions::default())
+            .with_get_api_key(move |provider| {
+                let key = lookup.key_for(provider);
+                async move { Ok(key) }
+            })
+            .with_retry(retry_policy())
+            .with_session_id(session.session_id().to_string());
+        if let Some(level) = ReasoningLevel::from_thinking_level(thinking) {
+            options = options.with_thinking_level(level);
+        }
+        let agent = Agent::new(options);
+        let runtime = Arc::new(Self {
+            agent,
+            binding: Mutex::new(None),
+            session_dir,
+            system,
+            prompt_text,
+            keys,
+            thinking: Mutex::new(thinking),
+            server: Mutex::new(server),
+        });
+        runtime.bind(session)?;
+        Ok(runtime)
+    }
+
+    /// Binds `session` to the agent (its context becomes the agent's history), replacing the
+    /// session bound before.
+    pub(crate) fn bind(&self, session: SessionManager) -> Result<(), SetupError> {
+        let mut slot = lock(&self.binding);
+        drop(slot.take());
+        self.agent
+            .set_session_id(Some(session.session_id().to_string()));
+        let has_system = session
+            .build_session_context()
+            .messages
+            .iter()
+            .any(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("system"));
+        self.agent
+            .set_system_prompt(has_system.then(|| self.prompt_text.clone()));
+        *slot = Some(bind_agent(&self.agent, session).map_err(SetupError::from)?);
+        Ok(())
+    }
+
+    /// Takes the session out (the agent no longer appends to it); give it back with
+    /// [`Runtime::bind`].
+    pub(crate) fn unbind(&self) -> Option<SessionManager> {
+        lock(&self.binding).take().map(SessionBinding::into_session)
+    }
+
+    /// Runs `f` with the bound session.
+    pub(crate) fn with_session<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> Option<R> {
+        lock(&self.binding).as_ref().map(|b| b.with_session(f))
+    }
+
+    /// The session file, if the session is stored.
+    pub(crate) fn session_file(&self) -> Option<PathBuf> {
+        self.with_session(|s| s.session_file().map(Path::to_path_buf))
+            .flatten()
+    }
+
+    /// The session's header as JSON.
+    pub(crate) fn session_header(&self) -> Option<serde_json::Value> {
+        self.with_session(|s| serde_json::Value::Object(s.header().as_json().clone()))
+    }
+
+    /// What a prompt adds to the conversation: the system message first when the history has
+    /// none (a new session, as pi), then `user`.
+    pub(crate) fn prompt_messages(&self, user: Message) -> Vec<Message> {
+        let history = self.agent.messages();
+        let mut out = Vec::new();
+        let has_system = self.agent.system_prompt().is_some()
+            || history.iter().any(|m| matches!(m, Message::System(_)));
+        if !has_system {
+            let mut system = self.system.clone();
+            system.timestamp = oxpi_ai::now_millis();
+            out.push(Message::System(system));
+        }
+        out.push(user);
+        out
+    }
+
+    /// The key for requests to `provider` (see [`Keys`]).
+    pub(crate) fn key_for(&self, provider: &str) -> Option<ApiKey> {
+        self.keys.key_for(provider)
+    }
+
+    /// True when `provider` has a key (auth.json, environment, or `--api-key`).
+    pub(crate) fn has_credentials(&self, provider: &str) -> bool {
+        self.key_for(provider).is_some()
+            || crate::model_choice::has_credentials(provider, &self.keys.auth, &process_env)
+    }
+
+    /// The thinking level now.
+    pub(crate) fn thinking_level(&self) -> ThinkingLevel {
+        *lock(&self.thinking)
+    }
+
+    /// Sets the thinking level (clamped to the model); returns the level set.
+    pub(crate) fn set_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let level = effective_thinking(&self.agent.model(), level);
+        *lock(&self.thinking) = level;
+        self.agent
+            .set_thinking_level(ReasoningLevel::from_thinking_level(level));
+        let _ = self.with_session(|s| s.append_thinking_level_change(level.as_str()));
+        level
+    }
+
+    /// Stops the embedded model, if one runs.
+    pub(crate) async fn shutdown(&self) {
+        let server = lock(&self.server).take();
+        if let Some(server) = server {
+            let _ = server.shutdown().await;
+        }
+        drop(self.unbind());
+    }
+}

@@ -1,0 +1,346 @@
+//! `oxpi --mode rpc` as a process, driven with JSON lines as pi's clients send them, against a
+//! scripted Chat Completions server: a prompt with a tool call, steering, abort, the state and
+//! messages, fork, clone, switch_session, new_session, and pi's error shapes.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+struct Rpc {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    records: mpsc::UnboundedReceiver<Value>,
+    seen: Vec<Value>,
+    next: u32,
+}
+
+impl Rpc {
+    fn start(d: &Dirs, extra: &[String]) -> Self {
+        let mut command = oxpi(d);
+        command
+            .args(["--mode", "rpc"])
+            .args(extra)
+            .stdin(Stdio::piped());
+        let mut child = command.spawn().expect("start oxpi --mode rpc");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, records) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            while reader.read_until(b'\n', &mut line).await.unwrap_or(0) > 0 {
+                let text = String::from_utf8(std::mem::take(&mut line)).expect("UTF-8");
+                assert!(text.ends_with('\n'), "a record ends with LF: {text:?}");
+                let value: Value = serde_json::from_str(&text).expect("one JSON record per line");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            records,
+            seen: Vec::new(),
+            next: 0,
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Sends `command` with a fresh id; returns its response.
+    async fn call(&mut self, mut command: Value) -> Value {
+        self.next += 1;
+        let id = format!("req-{}", self.next);
+        command["id"] = json!(id);
+        self.send_raw(&command.to_string()).await;
+        self.until(|r| r["type"] == "response" && r["id"] == json!(id))
+            .await
+    }
+
+    /// The next record matching `pred` (records before it are kept in `seen`).
+    async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let record = match tokio::time::timeout(DEADLINE, self.records.recv()).await {
+                Ok(Some(record)) => record,
+                Ok(None) => panic!("oxpi stopped; records so far: {:?}", self.seen),
+                Err(_) => panic!(
+                    "no record within {DEADLINE:?}; records so far: {:?}",
+                    self.seen
+                ),
+            };
+            self.seen.push(record.clone());
+            if pred(&record) {
+                return record;
+            }
+        }
+    }
+
+    async fn settled(&mut self) -> Value {
+        self.until(|r| r["type"] == "agent_settled").await
+    }
+
+    async fn close(mut self) -> Option<i32> {
+        drop(self.stdin);
+        let status = tokio::time::timeout(DEADLINE, self.child.wait())
+            .await
+            .expect("oxpi exits when stdin closes")
+            .unwrap();
+        status.code()
+    }
+}
+
+fn data(response: &Value) -> &Value {
+    assert_eq!(response["success"], true, "{response}");
+    &response["data"]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prompt_with_a_tool_call_then_state_messages_and_errors() {
+    let d = dirs();
+    std::fs::write(d.project.join("notes.txt"), "rpc works\n").unwrap();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+
+    let response = rpc
+        .call(json!({"type": "prompt", "message": "read notes.txt"}))
+        .await;
+    assert_eq!(
+        response,
+        json!({"id": "req-1", "type": "response", "command": "prompt", "success": true,
+               "data": {"disposition": "started"}})
+    );
+    let settled = rpc.settled().await;
+    assert_eq!(settled, json!({"type": "agent_settled", "aborted": false}));
+    let types: Vec<&str> = rpc
+        .seen
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert!(types.contains(&"tool_execution_end"), "{types:?}");
+    assert_eq!(
+        types.iter().position(|t| *t == "response"),
+        Some(0),
+        "the response comes before the run's events"
+    );
+
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    let state = data(&state);
+    assert_eq!(state["isStreaming"], false);
+    assert_eq!(
+        state["messageCount"], 5,
+        "system, user, assistant, toolResult, assistant"
+    );
+    assert_eq!(state["model"]["id"], "scripted-1");
+    assert_eq!(state["thinkingLevel"], "off");
+    assert_eq!(state["steeringMode"], "one-at-a-time");
+    let file = state["sessionFile"]
+        .as_str()
+        .expect("a session file")
+        .to_string();
+    assert!(std::path::Path::new(&file).is_file());
+
+    let messages = rpc.call(json!({"type": "get_messages"})).await;
+    let roles: Vec<&str> = data(&messages)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "toolResult", "assistant"]
+    );
+    let text = rpc.call(json!({"type": "get_last_assistant_text"})).await;
+    assert_eq!(data(&text)["text"], "Done: rpc works");
+
+    let unknown = rpc.call(json!({"type": "teleport"})).await;
+    assert_eq!(
+        unknown,
+        json!({"id": "req-5", "type": "response", "command": "teleport", "success": false,
+               "error": "Unknown command: teleport"})
+    );
+    rpc.send_raw("{not json").await;
+    let parse = rpc.until(|r| r["command"] == "parse").await;
+    assert_eq!(parse["success"], false);
+    assert!(parse.get("id").is_none());
+    assert!(parse["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("Failed to parse command: "));
+    let bad_model = rpc
+        .call(json!({"type": "set_model", "provider": "nobody", "modelId": "x"}))
+        .await;
+    assert_eq!(bad_model["error"], "Model not found: nobody/x");
+
+    let stats = rpc.call(json!({"type": "get_session_stats"})).await;
+    let stats = data(&stats);
+    assert_eq!(
+        (
+            stats["userMessages"].clone(),
+            stats["toolCalls"].clone(),
+            stats["totalMessages"].clone()
+        ),
+        (json!(1), json!(1), json!(5))
+    );
+    assert_eq!(
+        stats["tokens"]["input"], 20,
+        "the text reply's usage (the tool call reported none)"
+    );
+    assert_eq!(rpc.close().await, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_ends_a_stalled_reply_and_steering_is_queued_while_running() {
+    let d = dirs();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+    rpc.call(json!({"type": "prompt", "message": "be slow"}))
+        .await;
+    rpc.until(|r| r["assistantMessageEvent"]["type"] == "text_delta")
+        .await;
+    let busy = rpc
+        .call(json!({"type": "prompt", "message": "again"}))
+        .await;
+    assert_eq!(
+        busy["error"],
+        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+    );
+    let steer = rpc
+        .call(json!({"type": "steer", "message": "use fewer words"}))
+        .await;
+    assert_eq!(data(&steer), &json!({"disposition": "queued"}));
+    let update = rpc
+        .seen
+        .iter()
+        .find(|r| r["type"] == "queue_update")
+        .expect("queue_update before the steer's response");
+    assert_eq!(update["steering"], json!(["use fewer words"]));
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(data(&state)["isStreaming"], true);
+    assert_eq!(data(&state)["pendingMessageCount"], 1);
+    let cleared = rpc.call(json!({"type": "clear_queue"})).await;
+    assert_eq!(data(&cleared)["steering"], json!(["use fewer words"]));
+
+    let abort = tokio::time::timeout(Duration::from_secs(60), rpc.call(json!({"type": "abort"})))
+        .await
+        .expect("abort answers");
+    assert_eq!(abort["success"], true);
+    let settled = rpc
+        .seen
+        .iter()
+        .find(|r| r["type"] == "agent_settled")
+        .cloned()
+        .expect("the run settled before abort answered");
+    assert_eq!(settled["aborted"], true);
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(data(&state)["isStreaming"], false);
+    // The agent takes a new prompt after the abort.
+    rpc.call(json!({"type": "prompt", "message": "hello"}))
+        .await;
+    rpc.settled().await;
+    let text = rpc.call(json!({"type": "get_last_assistant_text"})).await;
+    assert_eq!(data(&text)["text"], "Echo: hello");
+    assert_eq!(rpc.close().await, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fork_clone_switch_and_new_session() {
+    let d = dirs();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+    for prompt in ["first", "second"] {
+        rpc.call(json!({"type": "prompt", "message": prompt})).await;
+        rpc.settled().await;
+    }
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    let original = data(&state)["sessionFile"].as_str().unwrap().to_string();
+
+    let forks = rpc.call(json!({"type": "get_fork_messages"})).await;
+    let forks = data(&forks)["messages"].as_array().unwrap().clone();
+    assert_eq!(forks.len(), 2);
+    assert_eq!(forks[1]["text"], "second");
+    let fork = rpc
+        .call(json!({"type": "fork", "entryId": forks[1]["entryId"]}))
+        .await;
+    assert_eq!(data(&fork), &json!({"text": "second", "cancelled": false}));
+    let messages = rpc.call(json!({"type": "get_messages"})).await;
+    let texts: Vec<String> = data(&messages)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert_eq!(
+        texts.len(),
+        2,
+        "the fork holds the turn before the forked prompt: {texts:?}"
+    );
+    assert!(texts[0].contains("first"));
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    let forked = data(&state)["sessionFile"].as_str().unwrap().to_string();
+    assert_ne!(forked, original);
+
+    let bad = rpc.call(json!({"type": "fork", "entryId": "nope"})).await;
+    assert_eq!(bad["error"], "Invalid entry ID for forking");
+
+    let switched = rpc
+        .call(json!({"type": "switch_session", "sessionPath": original}))
+        .await;
+    assert_eq!(data(&switched), &json!({"cancelled": false}));
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(data(&state)["sessionFile"], json!(original));
+    // oxpi-session leaves the system message out of a reopened session's history.
+    assert_eq!(data(&state)["messageCount"], 4);
+
+    let entries = rpc.call(json!({"type": "get_entries"})).await;
+    let entries = data(&entries).clone();
+    let ids: Vec<Value> = entries["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].clone())
+        .collect();
+    assert_eq!(entries["leafId"], *ids.last().unwrap());
+    let since = rpc
+        .call(json!({"type": "get_entries", "since": ids[ids.len() - 2]}))
+        .await;
+    assert_eq!(data(&since)["entries"].as_array().unwrap().len(), 1);
+    let tree = rpc.call(json!({"type": "get_tree"})).await;
+    assert_eq!(data(&tree)["tree"].as_array().unwrap().len(), 1, "one root");
+
+    let clone = rpc.call(json!({"type": "clone"})).await;
+    assert_eq!(data(&clone), &json!({"cancelled": false}));
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(data(&state)["messageCount"], 4);
+    assert_ne!(data(&state)["sessionFile"], json!(original));
+
+    let name = rpc
+        .call(json!({"type": "set_session_name", "name": "  work  "}))
+        .await;
+    assert_eq!(name["success"], true);
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(data(&state)["sessionName"], "work");
+    let empty = rpc
+        .call(json!({"type": "set_session_name", "name": " "}))
+        .await;
+    assert_eq!(empty["error"], "Session name cannot be empty");
+
+    let new = rpc.call(json!({"type": "new_session"})).await;
+    assert_eq!(data(&new), &json!({"cancelled": false}));
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(data(&state)["messageCount"], 0);
+    assert_eq!(rpc.close().await, Some(0));
+}
