@@ -122,7 +122,9 @@ pub(crate) fn system_sections(
     sections
 }
 
-/// The system prompt: the sections joined by blank lines.
+/// The system prompt as one text: the sections joined by blank lines (what a provider gets once
+/// the system message is replayed; the tests read it whole).
+#[cfg(test)]
 pub(crate) fn system_prompt(parts: &PromptParts, files: &[ContextFile], cwd: &Path) -> String {
     system_sections(parts, files, cwd)
         .into_iter()

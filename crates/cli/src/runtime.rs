@@ -61,9 +61,6 @@ pub(crate) struct Runtime {
     /// The leading system message of a new transcript (pi 1.6 keeps the prompt and the tools
     /// in the transcript).
     system: SystemMessage,
-    /// The same prompt as text, for a session that already has a system message (oxpi-session
-    /// leaves system messages out of the agent's history).
-    prompt_text: String,
     /// Where keys come from.
     keys: Keys,
     /// The thinking level (pi's names).
@@ -155,7 +152,6 @@ impl Runtime {
             tools: names,
         };
         let sections = context_files::system_sections(&parts, &files, &cwd);
-        let prompt_text = context_files::system_prompt(&parts, &files, &cwd);
         let system = SystemMessage {
             sections: Some(Sections(
                 sections.into_iter().map(|(k, v)| (k, Some(v))).collect(),
@@ -201,7 +197,6 @@ impl Runtime {
             binding: Mutex::new(None),
             session_dir,
             system,
-            prompt_text,
             keys,
             thinking: Mutex::new(thinking),
             server: Mutex::new(server),
@@ -217,13 +212,9 @@ impl Runtime {
         drop(slot.take());
         self.agent
             .set_session_id(Some(session.session_id().to_string()));
-        let has_system = session
-            .build_session_context()
-            .messages
-            .iter()
-            .any(|m| m.get("role").and_then(serde_json::Value::as_str) == Some("system"));
-        self.agent
-            .set_system_prompt(has_system.then(|| self.prompt_text.clone()));
+        // The system prompt lives in the transcript (pi 1.6): a reopened session's history
+        // carries its system message; a new one gets it with its first prompt.
+        self.agent.set_system_prompt(None);
         *slot = Some(bind_agent(&self.agent, session).map_err(SetupError::from)?);
         Ok(())
     }

@@ -277,18 +277,15 @@ async fn fork_clone_switch_and_new_session() {
         .await;
     assert_eq!(data(&fork), &json!({"text": "second", "cancelled": false}));
     let messages = rpc.call(json!({"type": "get_messages"})).await;
-    let texts: Vec<String> = data(&messages)["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].to_string())
-        .collect();
+    let messages = data(&messages)["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let texts: Vec<String> = messages.iter().map(|m| m["content"].to_string()).collect();
     assert_eq!(
-        texts.len(),
-        2,
-        "the fork holds the turn before the forked prompt: {texts:?}"
+        roles,
+        ["system", "user", "assistant"],
+        "the fork holds the system message (pi 1.6's transcript) and the turn before the forked prompt: {texts:?}"
     );
-    assert!(texts[0].contains("first"));
+    assert!(texts[1].contains("first"));
     let state = rpc.call(json!({"type": "get_state"})).await;
     let forked = data(&state)["sessionFile"].as_str().unwrap().to_string();
     assert_ne!(forked, original);
@@ -302,8 +299,8 @@ async fn fork_clone_switch_and_new_session() {
     assert_eq!(data(&switched), &json!({"cancelled": false}));
     let state = rpc.call(json!({"type": "get_state"})).await;
     assert_eq!(data(&state)["sessionFile"], json!(original));
-    // oxpi-session leaves the system message out of a reopened session's history.
-    assert_eq!(data(&state)["messageCount"], 4);
+    // The reopened session's history holds its system message, as pi's: 1 + two turns.
+    assert_eq!(data(&state)["messageCount"], 5);
 
     let entries = rpc.call(json!({"type": "get_entries"})).await;
     let entries = data(&entries).clone();
@@ -324,7 +321,7 @@ async fn fork_clone_switch_and_new_session() {
     let clone = rpc.call(json!({"type": "clone"})).await;
     assert_eq!(data(&clone), &json!({"cancelled": false}));
     let state = rpc.call(json!({"type": "get_state"})).await;
-    assert_eq!(data(&state)["messageCount"], 4);
+    assert_eq!(data(&state)["messageCount"], 5);
     assert_ne!(data(&state)["sessionFile"], json!(original));
 
     let name = rpc
