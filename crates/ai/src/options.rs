@@ -160,9 +160,9 @@ impl From<ReasoningLevel> for ThinkingLevel {
 pub struct StreamOptions {
     /// Sampling temperature.
     pub temperature: Option<f32>,
-    /// Output token limit. `None` uses the model's, capped at 32,000 tokens (pi's `streamSimple`
-    /// default, see [`StreamOptions::resolved_max_tokens`]); a model without a limit
-    /// (`max_tokens: 0`) leaves it to the server.
+    /// Output token limit. `None` uses the model's, fitted into the context window less the
+    /// input (pi 1.6's `streamSimple` default, see [`StreamOptions::resolved_max_tokens_in`]); a
+    /// model without a limit (`max_tokens: 0`) leaves it to the server.
     pub max_tokens: Option<u64>,
     /// API key; when `None` the provider reads its usual environment variable.
     pub api_key: Option<ApiKey>,
@@ -240,9 +240,6 @@ impl Default for StreamOptions {
         }
     }
 }
-
-/// pi's cap on the default output limit (`min(model.max_tokens, 32000)`).
-pub const DEFAULT_MAX_TOKENS_CAP: u64 = 32_000;
 
 impl StreamOptions {
     /// Sets the [`identity`](Self::identity) the request is sent under.
@@ -403,23 +400,6 @@ impl StreamOptions {
             hook(response, model).boxed()
         })));
         self
-    }
-
-    /// The output limit a request asks for: [`max_tokens`](Self::max_tokens) when set (and not
-    /// 0), else the model's limit capped at [`DEFAULT_MAX_TOKENS_CAP`], else `None`.
-    ///
-    /// ```
-    /// use oxpi_ai::{Model, StreamOptions};
-    /// let mut model = Model::openai_compatible("http://127.0.0.1:8080/v1", "m");
-    /// model.max_tokens = 128_000;
-    /// assert_eq!(StreamOptions::default().resolved_max_tokens(&model), Some(32_000));
-    /// model.max_tokens = 0;
-    /// assert_eq!(StreamOptions::default().resolved_max_tokens(&model), None);
-    /// ```
-    pub fn resolved_max_tokens(&self, model: &Model) -> Option<u64> {
-        self.max_tokens
-            .filter(|m| *m > 0)
-            .or((model.max_tokens > 0).then(|| model.max_tokens.min(DEFAULT_MAX_TOKENS_CAP)))
     }
 
     /// The cache retention in effect (see [`cache_retention`](Self::cache_retention)).

@@ -48,11 +48,16 @@ pub fn clamp_prompt_cache_key(key: &str) -> String {
 /// `max_tokens` fitted into `model`'s context window after the estimated input of `messages`
 /// (pi 1.6's `clampMaxTokensToContext`); at least 1. A model without a window (0) keeps it.
 pub fn clamp_max_tokens_to_context(model: &Model, messages: &[Message], max_tokens: u64) -> u64 {
+    clamp_to_window(model, estimate_context_tokens(messages), max_tokens)
+}
+
+/// `max_tokens` fitted into `model`'s window after `input` estimated tokens.
+fn clamp_to_window(model: &Model, input: u64, max_tokens: u64) -> u64 {
     if model.context_window == 0 {
         return max_tokens.max(1);
     }
     let window = model.context_window as i64;
-    let input = estimate_context_tokens(messages) as i64;
+    let input = input.min(i64::MAX as u64) as i64;
     let ratio = (input as f64 * CONTEXT_SAFETY_RATIO).ceil() as i64;
     let margin = (CONTEXT_SAFETY_TOKENS as i64).max(ratio);
     let mut room = window - input - margin;
@@ -67,6 +72,13 @@ pub fn clamp_max_tokens_to_context(model: &Model, messages: &[Message], max_toke
 /// context size the last successful reply reported, plus the messages after it; without one,
 /// every message at 3.5 characters (UTF-16 units, as JavaScript counts) a token.
 pub fn estimate_context_tokens(messages: &[Message]) -> u64 {
+    estimate_with_leading(0, messages)
+}
+
+/// [`estimate_context_tokens`] of `messages` after a leading system message of `leading`
+/// tokens (what pi's `normalizeContext` makes of a context's `systemPrompt` and `tools`): it
+/// counts only while no reply's usage covers it.
+fn estimate_with_leading(leading: u64, messages: &[Message]) -> u64 {
     let mut latest_prefix = i64::MIN;
     let mut last_usage: Option<(usize, u64)> = None;
     for (index, message) in messages.iter().enumerate() {
@@ -91,22 +103,31 @@ pub fn estimate_context_tokens(messages: &[Message]) -> u64 {
             .fold(tokens, |sum, m| sum.saturating_add(message_tokens(m))),
         None => messages
             .iter()
-            .fold(0u64, |sum, m| sum.saturating_add(message_tokens(m))),
+            .fold(leading, |sum, m| sum.saturating_add(message_tokens(m))),
     }
 }
 
 impl StreamOptions {
     /// The output limit a request for `context` asks for (pi 1.6's `streamSimple`):
     /// [`max_tokens`](Self::max_tokens) when set (and not 0), else the model's, fitted by
-    /// [`clamp_max_tokens_to_context`]; `None` when neither is set.
+    /// [`clamp_max_tokens_to_context`] with the system prompt and the tools counted as pi's
+    /// leading system message; `None` when neither is set.
     pub fn resolved_max_tokens_in(&self, model: &Model, context: &Context) -> Option<u64> {
         let requested = self
             .max_tokens
             .filter(|m| *m > 0)
             .or((model.max_tokens > 0).then_some(model.max_tokens))?;
-        Some(clamp_max_tokens_to_context(
+        let prompt = context
+            .system_prompt
+            .as_deref()
+            .map_or(0, |p| tokens_of_chars(js_len(p)));
+        let tools = (!context.tools.is_empty())
+            .then(|| serde_json::to_string(&context.tools).ok())
+            .flatten();
+        let leading = prompt + tools_tokens(tools);
+        Some(clamp_to_window(
             model,
-            &context.messages,
+            estimate_with_leading(leading, &context.messages),
             requested,
         ))
     }

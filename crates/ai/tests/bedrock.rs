@@ -430,8 +430,9 @@ mod with_feature {
                 {"cachePoint": {"type": "default", "ttl": "1h"}},
             ])
         );
-        // Budget-based thinking: pi's default 32,000 plus the low budget, as pi sends it.
-        assert_eq!(body["inferenceConfig"]["maxTokens"], 32_000 + 2_048);
+        // Budget-based thinking: the model's limit (pi 1.6: no 32,000 cap), the low budget
+        // inside it, as pi sends it.
+        assert_eq!(body["inferenceConfig"]["maxTokens"], 64_000);
         assert_eq!(
             body["additionalModelRequestFields"],
             json!({"thinking": {"type": "enabled", "budget_tokens": 2048, "display": "summarized"},

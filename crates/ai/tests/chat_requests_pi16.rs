@@ -342,12 +342,13 @@ async fn output_limit_fits_the_window_and_the_cache_key_is_cut() {
     assert_eq!(body["max_completion_tokens"], 128_000, "{body}");
     assert_eq!(body["prompt_cache_key"], "s".repeat(64), "{body}");
     assert_eq!(body["prompt_cache_retention"], "24h", "{body}");
-    // A window nearly full: 40,000 - 1 (the input, "hi") - 4,096.
+    // A window nearly full: 40,000 - 2 (the input: "sys" and "hi", a token each, the system
+    // prompt counted as pi's leading system message) - 4,096.
     let small = |s: &TestServer| {
         let mut m = big(s);
         m.context_window = 40_000;
         m
     };
     let body = bodies(small, &context, options()).await;
-    assert_eq!(body["max_completion_tokens"], 35_903, "{body}");
+    assert_eq!(body["max_completion_tokens"], 35_902, "{body}");
 }

@@ -188,7 +188,7 @@ async fn tool_choice_takes_each_apis_wire_form() {
 }
 
 #[tokio::test]
-async fn default_output_limit_is_the_models_capped_at_32000() {
+async fn default_output_limit_is_the_models_fitted_into_the_window() {
     let server = server().await;
     let context = user_context("hi");
     let field = |api: &str, body: &Value| match api {
@@ -200,13 +200,10 @@ async fn default_output_limit_is_the_models_capped_at_32000() {
     };
     for mut model in all_apis(&server) {
         let body = sent(&server, &model, &context, options()).await.json();
-        // pi 1.6 fits the model's limit into the window less the input on Chat Completions
-        // (`crate::output_limit`; 128,000 - 1 - 4,096 here); the other APIs still cap at 32,000.
-        let expected = if model.api.as_str() == API_OPENAI_COMPLETIONS {
-            json!(123_903)
-        } else {
-            json!(32_000)
-        };
+        // pi 1.6 fits the model's limit into the window less the input on every API
+        // (`crate::output_limit`; 128,000 - 4,096 - 1 for "hi" - 3 for the system prompt
+        // "Be brief.", counted as pi's leading system message), with no 32,000 cap.
+        let expected = json!(123_900);
         assert_eq!(field(model.api.as_str(), &body), expected, "{}", model.api);
         let explicit = options().with_max_tokens(500);
         let body = sent(&server, &model, &context, explicit).await.json();
@@ -250,7 +247,8 @@ async fn thinking_budgets_are_added_to_the_limit_and_can_be_overridden() {
     assert_eq!(
         (body["max_tokens"].clone(), body["thinking"].clone()),
         (
-            json!(32_000 + 8_192),
+            // The model's limit (pi 1.6: no 32,000 cap); the budget fits inside it.
+            json!(64_000),
             json!({"type": "enabled", "budget_tokens": 8_192, "display": "summarized"})
         )
     );
@@ -266,7 +264,7 @@ async fn thinking_budgets_are_added_to_the_limit_and_can_be_overridden() {
     assert_eq!(
         (body["max_tokens"].clone(), body["thinking"].clone()),
         (
-            json!(36_000),
+            json!(64_000),
             json!({"type": "enabled", "budget_tokens": 4_000, "display": "summarized"})
         )
     );

@@ -278,7 +278,10 @@ async fn fork_clone_switch_and_new_session() {
     assert_eq!(data(&fork), &json!({"text": "second", "cancelled": false}));
     let messages = rpc.call(json!({"type": "get_messages"})).await;
     let messages = data(&messages)["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     let texts: Vec<String> = messages.iter().map(|m| m["content"].to_string()).collect();
     assert_eq!(
         roles,

@@ -73,10 +73,10 @@ pub fn build_request(
         });
     let (max_tokens, budget) = if compat.force_adaptive_thinking {
         // Adaptive thinking has no budget to make room for.
-        let max = options.resolved_max_tokens(model);
+        let max = options.resolved_max_tokens_in(model, context);
         (max.unwrap_or(DEFAULT_MAX_TOKENS), None)
     } else {
-        output_limits(model, options)
+        output_limits(model, context, options)
     };
     let plan = ThinkingPlan::new(model, options, &compat, budget);
     Ok(MessagesRequest {
@@ -137,15 +137,20 @@ pub fn long_cache_supported(model: &Model) -> bool {
 pub const MIN_THINKING_BUDGET: u64 = 1024;
 
 /// `(max_tokens, thinking budget)`, as pi's `streamSimple`: `max_tokens` is
-/// [`StreamOptions::resolved_max_tokens`] (the options' limit, else the model's capped at 32,000),
+/// [`StreamOptions::resolved_max_tokens_in`] (the options' limit, else the model's, fitted into
+/// the context window less the input, as pi 1.6),
 /// else [`DEFAULT_MAX_TOKENS`]. With thinking (a reasoning model and `options.reasoning`) the
 /// level's budget ([`StreamOptions::thinking_budgets`]) is added to it, capped by the model's
 /// limit, and where that cap leaves too little room the budget shrinks to leave 1,024 tokens for
 /// the answer ([`adjust_max_tokens_for_thinking`]). Thinking is left off when not even
 /// [`MIN_THINKING_BUDGET`] fits (pi would send a budget Anthropic rejects).
-pub fn output_limits(model: &Model, options: &StreamOptions) -> (u64, Option<u64>) {
+pub fn output_limits(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> (u64, Option<u64>) {
     let max = options
-        .resolved_max_tokens(model)
+        .resolved_max_tokens_in(model, context)
         .unwrap_or(DEFAULT_MAX_TOKENS);
     let Some(level) = options.reasoning.filter(|_| model.reasoning) else {
         return (max, None);
@@ -322,15 +327,24 @@ mod tests {
     #[test]
     fn max_tokens_comes_from_options_then_model_then_default() {
         assert_eq!(
-            output_limits(&model(64_000, false), &options(Some(100), None)),
+            output_limits(
+                &model(64_000, false),
+                &Context::default(),
+                &options(Some(100), None)
+            ),
             (100, None)
         );
         assert_eq!(
-            output_limits(&model(64_000, false), &options(None, None)),
-            (32_000, None)
+            output_limits(
+                &model(64_000, false),
+                &Context::default(),
+                &options(None, None)
+            ),
+            (64_000, None),
+            "the model's limit, no 32,000 cap (pi 1.6)"
         );
         assert_eq!(
-            output_limits(&model(0, false), &options(None, None)),
+            output_limits(&model(0, false), &Context::default(), &options(None, None)),
             (4096, None)
         );
     }
@@ -338,39 +352,67 @@ mod tests {
     #[test]
     fn thinking_needs_room_above_its_budget() {
         use ReasoningLevel::*;
-        // The default 32,000 raised by the budget.
+        // The model's limit: raised by the budget, but not past the limit.
         assert_eq!(
-            output_limits(&model(64_000, true), &options(None, Some(High))),
-            (48_384, Some(16_384))
+            output_limits(
+                &model(64_000, true),
+                &Context::default(),
+                &options(None, Some(High))
+            ),
+            (64_000, Some(16_384))
         );
         // Raised by the budget.
         assert_eq!(
-            output_limits(&model(64_000, true), &options(Some(1000), Some(Medium))),
+            output_limits(
+                &model(64_000, true),
+                &Context::default(),
+                &options(Some(1000), Some(Medium))
+            ),
             (9192, Some(8192))
         );
         // Raised, but not past the model's limit.
         assert_eq!(
-            output_limits(&model(20_000, true), &options(Some(16_000), Some(High))),
+            output_limits(
+                &model(20_000, true),
+                &Context::default(),
+                &options(Some(16_000), Some(High))
+            ),
             (20_000, Some(16_384))
         );
         // The model's limit is the budget: the budget shrinks.
         assert_eq!(
-            output_limits(&model(8192, true), &options(Some(4000), Some(Medium))),
+            output_limits(
+                &model(8192, true),
+                &Context::default(),
+                &options(Some(4000), Some(Medium))
+            ),
             (8192, Some(7168))
         );
         // No room for the smallest budget: no thinking.
         assert_eq!(
-            output_limits(&model(1000, true), &options(None, Some(Minimal))),
+            output_limits(
+                &model(1000, true),
+                &Context::default(),
+                &options(None, Some(Minimal))
+            ),
             (1000, None)
         );
         // Unknown model limit.
         assert_eq!(
-            output_limits(&model(0, true), &options(Some(1024), Some(Minimal))),
+            output_limits(
+                &model(0, true),
+                &Context::default(),
+                &options(Some(1024), Some(Minimal))
+            ),
             (2048, Some(1024))
         );
         // Not a reasoning model: no thinking.
         assert_eq!(
-            output_limits(&model(8192, false), &options(None, Some(Low))),
+            output_limits(
+                &model(8192, false),
+                &Context::default(),
+                &options(None, Some(Low))
+            ),
             (8192, None)
         );
     }

@@ -41,7 +41,7 @@ pub fn build_request(
         }
         body.insert("system".into(), Value::Array(blocks));
     }
-    let (max_tokens, budget) = output_limits(model, options);
+    let (max_tokens, budget) = output_limits(model, context, options);
     let mut inference = Map::new();
     if let Some(max) = max_tokens {
         inference.insert("maxTokens".into(), json!(max));
@@ -105,8 +105,12 @@ pub fn supports_adaptive_thinking(model: &Model) -> bool {
 
 /// `(maxTokens, thinking budget)` as pi's `streamSimple`: budget-based Claude thinking adds the
 /// budget to the limit, capped by the model.
-fn output_limits(model: &Model, options: &StreamOptions) -> (Option<u64>, Option<u64>) {
-    let base = options.resolved_max_tokens(model);
+fn output_limits(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> (Option<u64>, Option<u64>) {
+    let base = options.resolved_max_tokens_in(model, context);
     match options
         .reasoning
         .filter(|_| model.reasoning && is_claude(model) && !supports_adaptive_thinking(model))

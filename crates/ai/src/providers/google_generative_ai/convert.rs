@@ -62,7 +62,7 @@ pub fn build_request(
     compat: &GeminiCompat,
 ) -> Result<GenerateContentRequest, SchemaError> {
     let config = GenerationConfig {
-        max_output_tokens: options.resolved_max_tokens(model),
+        max_output_tokens: options.resolved_max_tokens_in(model, context),
         temperature: options.temperature,
         thinking_config: super::thinking::thinking_config(
             model,

@@ -53,7 +53,7 @@ pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) 
         messages,
         tools,
         temperature: options.temperature,
-        max_tokens: options.resolved_max_tokens(model),
+        max_tokens: options.resolved_max_tokens_in(model, context),
         tool_choice: options.tool_choice.as_ref().map(|choice| match choice {
             ToolChoice::Auto => json!("auto"),
             ToolChoice::None => json!("none"),

@@ -126,7 +126,7 @@ pub fn build_request(
         input: convert_input(model, context, compat),
         stream: true,
         store: false,
-        max_output_tokens: options.resolved_max_tokens(model),
+        max_output_tokens: options.resolved_max_tokens_in(model, context),
         temperature: options.temperature,
         tools,
         reasoning,
