@@ -12,7 +12,7 @@
 //! local proxy, is sent without a key when it has none); a provider whose facts name a header
 //! of its own (`authHeader` in `data/providers.json`: GitHub Copilot's `authorization`,
 //! Cloudflare's gateway) gets the key there as `Bearer …`. Thinking, `anthropic-beta` and
-//! eager tool streaming follow the model's data ([`thinking`]). `anthropic-version: 2023-06-01` is sent
+//! eager tool streaming follow the model's data (`thinking.rs`). `anthropic-version: 2023-06-01` is sent
 //! unless the model's or the options' headers set another.
 //!
 //! Prompt caching follows [`StreamOptions::cache_retention`](crate::StreamOptions::cache_retention)
