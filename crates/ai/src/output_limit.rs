@@ -17,6 +17,12 @@
 //! assert_eq!(clamp_max_tokens_to_context(&model, &messages, 1_000_000), 185_904);
 //! assert_eq!(clamp_max_tokens_to_context(&model, &messages, 8_000), 8_000);
 //! assert_eq!(clamp_prompt_cache_key(&"k".repeat(70)).len(), 64);
+//! // A small window (a local model's 4,096): pi's fixed 4,096-token margin would leave 1 token;
+//! // oxpi keeps only 15% of the input free there.
+//! model.context_window = 4_096;
+//! let short = vec![Message::user("x".repeat(3_500))]; // 1,000 tokens
+//! assert_eq!(clamp_max_tokens_to_context(&model, &short, 1_024), 1_024);
+//! assert_eq!(clamp_max_tokens_to_context(&model, &short, 4_096), 4_096 - 1_000 - 150);
 //! ```
 
 use crate::options::StreamOptions;
@@ -33,6 +39,9 @@ const CONTEXT_SAFETY_RATIO: f64 = 0.15;
 /// The ratio margin is kept only while it leaves at least this much output; else the output is
 /// capped at this size with the fixed margin alone.
 const MIN_OUTPUT_WITH_RATIO_MARGIN: u64 = 32_768;
+/// Below this much room, pi's fixed margin is dropped for the ratio alone (an oxpi difference:
+/// small windows, see `clamp_to_window`).
+const SMALL_WINDOW_FLOOR: u64 = 1_024;
 /// Characters counted as one token.
 const CHARS_PER_TOKEN: f64 = 3.5;
 /// Characters counted for one image.
@@ -64,6 +73,11 @@ fn clamp_to_window(model: &Model, input: u64, max_tokens: u64) -> u64 {
     if room < MIN_OUTPUT_WITH_RATIO_MARGIN as i64 {
         room = (MIN_OUTPUT_WITH_RATIO_MARGIN as i64)
             .min(window - input - CONTEXT_SAFETY_TOKENS as i64);
+    }
+    if room < SMALL_WINDOW_FLOOR as i64 {
+        // pi keeps 4,096 tokens free whatever the window: a 4,096-token window (a local model)
+        // would get 1 output token. oxpi then keeps only the input's 15% free.
+        room = room.max(window - input - ratio);
     }
     max_tokens.min(room.max(1) as u64)
 }
