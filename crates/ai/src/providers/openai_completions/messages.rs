@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use super::compat::OpenAiCompat;
+use crate::providers::openai_responses::replay::short_hash;
 use crate::transform::{mistral_tool_id, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
@@ -275,36 +276,6 @@ pub fn chat_tool_id(id: &str, cut_at_40: bool) -> String {
     let keep = 40usize.saturating_sub(hash.len() + 1).max(1);
     let prefix: String = call.chars().take(keep).collect();
     format!("{prefix}_{hash}")
-}
-
-/// pi's `shortHash`: two 32-bit multiplicative hashes over the UTF-16 units, in base 36.
-fn short_hash(text: &str) -> String {
-    let mut h1: u32 = 0xdead_beef;
-    let mut h2: u32 = 0x41c6_ce57;
-    for unit in text.encode_utf16() {
-        let ch = u32::from(unit);
-        h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
-        h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
-    }
-    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
-        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
-        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
-    format!("{}{}", base36(h2), base36(h1))
-}
-
-fn base36(mut n: u32) -> String {
-    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut out = Vec::new();
-    loop {
-        out.push(DIGITS[(n % 36) as usize]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reverse();
-    String::from_utf8(out).unwrap_or_default()
 }
 
 fn tool_message(result: &ToolResultMessage, compat: &OpenAiCompat) -> Value {
