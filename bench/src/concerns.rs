@@ -137,6 +137,8 @@ pub struct Entry {
     pub anchor: String,
     /// Its 1-based line.
     pub line: usize,
+    /// 2 for `##`, 3 for `###`.
+    pub level: u8,
     /// What its `Concerns:` line says; `None` when it has none.
     pub concerns: Option<Result<Versions, String>>,
 }
@@ -155,12 +157,14 @@ pub fn entries(page: &str) -> Vec<Entry> {
         }
         let heading = line
             .strip_prefix("### ")
-            .or_else(|| line.strip_prefix("## "));
-        if let Some(heading) = heading {
+            .map(|h| (h, 3))
+            .or_else(|| line.strip_prefix("## ").map(|h| (h, 2)));
+        if let Some((heading, level)) = heading {
             out.push(Entry {
                 heading: heading.trim().to_string(),
                 anchor: anchor(heading),
                 line: n + 1,
+                level,
                 concerns: None,
             });
         } else if let (Some(tag), Some(entry)) = (line.strip_prefix("Concerns:"), out.last_mut()) {
@@ -170,6 +174,20 @@ pub fn entries(page: &str) -> Vec<Entry> {
         }
     }
     out
+}
+
+/// The entries that must say which versions they concern and do not: every `###` entry, and every
+/// `##` section without `###` entries of its own (`Sessions`, `The command`).
+pub fn untagged(page: &str) -> Vec<Entry> {
+    let all = entries(page);
+    all.iter()
+        .enumerate()
+        .filter(|(i, e)| {
+            e.concerns.is_none()
+                && (e.level == 3 || all.get(i + 1).is_none_or(|next| next.level != 3))
+        })
+        .map(|(_, e)| e.clone())
+        .collect()
 }
 
 /// The versions of each tagged entry, by anchor; `Err` lists every tag that does not parse.
@@ -250,5 +268,28 @@ mod tests {
         assert!(matches!(summary[3].2, Some(Err(_))));
         let err = concerns_by_anchor(page).unwrap_err();
         assert!(err.contains("line 20 (Bad)"), "{err}");
+        // `## Streams` has a `###` entry, so only `Untagged` lacks a tag.
+        let missing: Vec<String> = untagged(page).into_iter().map(|e| e.anchor).collect();
+        assert_eq!(missing, ["untagged"]);
+        let flat = "## Sessions\n\n- a bullet\n## The command\nConcerns: pi 1.6\n";
+        let missing: Vec<String> = untagged(flat).into_iter().map(|e| e.anchor).collect();
+        assert_eq!(missing, ["sessions"]);
+    }
+
+    #[test]
+    fn every_entry_of_the_differences_page_says_which_pi_it_concerns() {
+        let page = include_str!("../../docs/differences-from-pi.md");
+        let tags = concerns_by_anchor(page);
+        assert!(tags.is_ok(), "Concerns: lines that do not parse: {tags:?}");
+        let missing: Vec<String> = untagged(page)
+            .into_iter()
+            .map(|e| format!("line {}: {}", e.line, e.heading))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "entries of docs/differences-from-pi.md without a `Concerns:` line (pi 0.73.1, \
+             pi 1.6 or all):\n{}",
+            missing.join("\n")
+        );
     }
 }
