@@ -1,14 +1,17 @@
-// Replays recorded provider responses through pi-ai (TypeScript, 0.73.1), the reference side of
-// oxpi's replay comparison.
+// Replays recorded provider responses through pi-ai (TypeScript, 0.73.1 or 1.6.0), the reference
+// side of oxpi's replay comparison.
 //
-//   node replay.mjs <install-dir> <manifest.jsonl>
+//   node replay.mjs <install-dir> <manifest.jsonl> [0.73|1.6]
 //
-// <install-dir> is where `npm install` put node_modules/@mariozechner/pi-ai. Each manifest line is
+// <install-dir> is where `npm install` put node_modules/@mariozechner/pi-ai (pi 0.73, the default)
+// or node_modules/@earendil-works/pi-ai (pi 1.6, whose `compat` entry point keeps the free
+// `stream()` that dispatches on model.api). Each manifest line is
 // {"id", "api", "provider", "model", "sse": <path of a recorded response body>, "status", "headers"}.
 // One local HTTP server answers any request under /<i>/ (i = 0-based line index) with exchange i's
 // recorded status, headers and body bytes. The exchanges run one after another through pi-ai's
 // stream(); for each one a JSON line goes to stdout, in manifest order:
-// {id, stopReason, errorMessage, text, thinking, toolCalls: [{name, arguments}], usage}.
+// {id, stopReason, errorMessage, text, thinking, toolCalls: [{name, arguments, argumentsError?}],
+// usage}.
 // A throw gives stopReason "exception", a run over 20 s gives "timeout". Diagnostics go to stderr.
 
 import { readFileSync } from "node:fs";
@@ -16,15 +19,21 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [installDir, manifestPath] = process.argv.slice(2);
+const [installDir, manifestPath, piVersion = "0.73"] = process.argv.slice(2);
+// The module that exports `stream(model, context, options)`, per pi version.
+const ENTRY = {
+  "0.73": ["@mariozechner", "pi-ai", "dist", "index.js"],
+  "1.6": ["@earendil-works", "pi-ai", "dist", "compat.js"],
+};
 const TIMEOUT_MS = 20_000;
 // Framing headers of the recorded response: the body is sent as recorded (already decoded), so
 // these would lie about it; Node frames the response itself.
 const DROPPED_HEADERS = new Set(["content-length", "transfer-encoding", "content-encoding", "connection"]);
 
-function load(name) {
-  const entry = join(installDir, "node_modules", ...name.split("/"), "dist", "index.js");
-  return import(pathToFileURL(entry).href);
+function load(version) {
+  const parts = ENTRY[version];
+  if (!parts) throw new Error(`unknown pi version ${version} (expected ${Object.keys(ENTRY).join(" or ")})`);
+  return import(pathToFileURL(join(installDir, "node_modules", ...parts)).href);
 }
 
 function log(...parts) {
@@ -151,7 +160,10 @@ function summarize(id, message) {
     errorMessage: message.errorMessage ?? null,
     text: content.filter((c) => c.type === "text").map((c) => c.text).join(""),
     thinking: content.filter((c) => c.type === "thinking").map((c) => c.thinking).join(""),
-    toolCalls: content.filter((c) => c.type === "toolCall").map((c) => ({ name: c.name, arguments: c.arguments })),
+    // pi 1.6 marks arguments it could not parse (`argumentsError`, as oxpi); 0.73.1 never does.
+    toolCalls: content
+      .filter((c) => c.type === "toolCall")
+      .map((c) => (c.argumentsError ? { name: c.name, arguments: c.arguments, argumentsError: true } : { name: c.name, arguments: c.arguments })),
     usage: {
       input: usage.input ?? 0,
       output: usage.output ?? 0,
@@ -209,11 +221,11 @@ async function runExchange(stream, exchange, index, origin) {
 
 async function main() {
   if (!installDir || !manifestPath) {
-    console.error("usage: node replay.mjs <install-dir> <manifest.jsonl>");
+    console.error("usage: node replay.mjs <install-dir> <manifest.jsonl> [0.73|1.6]");
     process.exit(2);
   }
   const exchanges = readManifest(manifestPath);
-  const { stream } = await load("@mariozechner/pi-ai");
+  const { stream } = await load(piVersion);
   const { server, origin, hits } = await startServer(exchanges);
   log(`serving ${exchanges.length} exchanges at ${origin}`);
   for (const [index, exchange] of exchanges.entries()) {

@@ -8,9 +8,11 @@
 //! - `oxpi-bench agent-loop`: oxpi's agent on the faux provider, many turns with a no-op tool.
 //! - `oxpi-bench read`: oxpi's read tool on a large file.
 //! - `piai-rs-bench stream`: the crates.io port `pi-ai` 1.0.0 on the same streams.
-//! - `pi-replay`: every recorded provider stream through oxpi and pi-ai, compared ([`replay`];
-//!   run by `cargo xtask pi-replay`, not a measurement).
+//! - `pi-replay`: every recorded provider stream through oxpi and pi-ai 0.73.1 / 1.6.0, compared
+//!   ([`replay`], [`explain`], [`concerns`]; run by `cargo xtask pi-replay`, not a measurement).
 
+pub mod concerns;
+pub mod explain;
 pub mod measure;
 pub mod payload;
 pub mod replay;

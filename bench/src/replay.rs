@@ -1,6 +1,6 @@
 //! Replaying the recorded provider traffic (`fixtures/recorded`) through oxpi and through pi-ai
-//! 0.73.1 (TypeScript, `bench/node/replay.mjs`) and comparing the final messages, for
-//! `cargo xtask pi-replay`.
+//! 0.73.1 or 1.6.0 (TypeScript, `bench/node/replay.mjs`) and comparing the final messages, for
+//! `cargo xtask pi-replay` ([`crate::explain`] names the documented differences).
 //!
 //! Both sides get the same exchanges: the manifest lists each recorded response stream of a wire
 //! API oxpi implements, with the provider, model id and base URL it was recorded against. Each
@@ -66,7 +66,8 @@ pub struct SummaryCall {
     pub name: String,
     /// The arguments.
     pub arguments: Value,
-    /// oxpi only: the arguments could not be used (pi has no such field).
+    /// The arguments could not be used: oxpi's `argumentsError`, and pi 1.6's (pi 0.73.1 has no
+    /// such field, so its side is always `false`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub arguments_error: bool,
 }
@@ -326,7 +327,8 @@ pub fn summarize(id: &str, message: &AssistantMessage) -> Summary {
 }
 
 /// The fields in which two summaries of the same exchange differ (`stopReason`, `error`,
-/// `text`, `thinking`, `toolCalls`, `usage.input`, …); empty when they agree.
+/// `text`, `thinking`, `toolCalls` (names and arguments), `toolCalls.argumentsError` (which calls
+/// carry an `argumentsError`), `usage.input`, …); empty when they agree.
 pub fn differences(oxpi: &Summary, pi: &Summary) -> Vec<&'static str> {
     let mut out = Vec::new();
     if oxpi.stop_reason != pi.stop_reason {
@@ -350,6 +352,11 @@ pub fn differences(oxpi: &Summary, pi: &Summary) -> Vec<&'static str> {
     if calls(oxpi) != calls(pi) {
         out.push("toolCalls");
     }
+    let flags =
+        |s: &Summary| -> Vec<bool> { s.tool_calls.iter().map(|c| c.arguments_error).collect() };
+    if flags(oxpi) != flags(pi) {
+        out.push("toolCalls.argumentsError");
+    }
     let (a, b) = (oxpi.usage, pi.usage);
     for (name, x, y) in [
         ("usage.input", a.input, b.input),
@@ -363,96 +370,6 @@ pub fn differences(oxpi: &Summary, pi: &Summary) -> Vec<&'static str> {
         }
     }
     out
-}
-
-/// A deliberate difference from pi-ai, documented in `docs/differences-from-pi.md` (the
-/// anchor is [`Known::anchor`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Known {
-    /// A reply cut by the output limit in the middle of a tool call's arguments: oxpi keeps `{}`
-    /// and an `argumentsError`; pi salvages the partial JSON as the arguments.
-    TruncatedArguments,
-    /// Arguments `"null"` (Groq, for a tool without properties): oxpi `{}`, pi `null`.
-    NullArguments,
-    /// Responses `response.incomplete`: oxpi `length` with the event's usage; pi ignores the
-    /// event (`stop`, no usage).
-    ResponsesIncomplete,
-    /// OpenRouter's `native_finish_reason` says the upstream model hit its limit while
-    /// `finish_reason` says `tool_calls`: oxpi `length`, pi `toolUse`.
-    NativeFinishReason,
-}
-
-impl Known {
-    /// The heading anchor in `docs/differences-from-pi.md`.
-    pub fn anchor(self) -> &'static str {
-        match self {
-            Known::TruncatedArguments => "truncated-tool-call-arguments",
-            Known::NullArguments => "tool-call-arguments-null",
-            Known::ResponsesIncomplete => "responses-responseincomplete",
-            Known::NativeFinishReason => "openrouter-native_finish_reason",
-        }
-    }
-}
-
-/// Which documented differences explain how `oxpi` and `pi` differ on `exchange`, and the
-/// differing fields none of them explains.
-pub fn explain(
-    exchange: &Exchange,
-    oxpi: &Summary,
-    pi: &Summary,
-) -> (Vec<Known>, Vec<&'static str>) {
-    let fields = differences(oxpi, pi);
-    let mut known = Vec::new();
-    let mut explained: Vec<&'static str> = Vec::new();
-    if exchange.api == "openai-responses"
-        && oxpi.stop_reason == "length"
-        && pi.stop_reason == "stop"
-        && pi.usage == SummaryUsage::default()
-    {
-        known.push(Known::ResponsesIncomplete);
-        explained.extend(
-            fields
-                .iter()
-                .filter(|f| **f == "stopReason" || f.starts_with("usage.")),
-        );
-    }
-    if exchange.api == "openai-completions"
-        && exchange.provider == "openrouter"
-        && oxpi.stop_reason == "length"
-        && pi.stop_reason == "toolUse"
-    {
-        known.push(Known::NativeFinishReason);
-        explained.push("stopReason");
-    }
-    if fields.contains(&"toolCalls") && oxpi.tool_calls.len() == pi.tool_calls.len() {
-        let mut all = true;
-        for (ours, theirs) in oxpi.tool_calls.iter().zip(&pi.tool_calls) {
-            if ours.name != theirs.name {
-                all = false;
-            } else if ours.arguments == theirs.arguments {
-                continue;
-            } else if ours.arguments_error && oxpi.stop_reason == "length" {
-                known.push(Known::TruncatedArguments);
-            } else if !ours.arguments_error
-                && ours.arguments == Value::Object(Map::new())
-                && theirs.arguments.is_null()
-            {
-                known.push(Known::NullArguments);
-            } else {
-                all = false;
-            }
-        }
-        if all {
-            explained.push("toolCalls");
-        }
-    }
-    known.sort();
-    known.dedup();
-    let unexplained = fields
-        .into_iter()
-        .filter(|f| !explained.contains(f))
-        .collect();
-    (known, unexplained)
 }
 
 #[cfg(test)]
@@ -493,69 +410,14 @@ mod tests {
             differences(&summary(), &other),
             ["stopReason", "error", "toolCalls", "usage.totalTokens"]
         );
-        // oxpi's own flag is not part of the comparison.
+        // Which calls carry an arguments error is a field of its own.
         let mut flagged = summary();
         flagged.tool_calls[0].arguments_error = true;
-        assert_eq!(differences(&flagged, &summary()), Vec::<&str>::new());
-    }
-
-    fn exchange(api: &str, provider: &str) -> Exchange {
-        Exchange {
-            id: "x".into(),
-            api: api.into(),
-            provider: provider.into(),
-            model: "m".into(),
-            sse: PathBuf::new(),
-            status: 200,
-            headers: Map::new(),
-        }
-    }
-
-    #[test]
-    fn explain_names_the_documented_differences() {
-        let completions = exchange("openai-completions", "openrouter");
-        // Cut arguments, with OpenRouter's native reason.
-        let mut ours = summary();
-        ours.stop_reason = "length".into();
-        ours.tool_calls[0].arguments = serde_json::json!({});
-        ours.tool_calls[0].arguments_error = true;
-        let mut theirs = summary();
-        theirs.stop_reason = "toolUse".into();
         assert_eq!(
-            explain(&completions, &ours, &theirs),
-            (
-                vec![Known::TruncatedArguments, Known::NativeFinishReason],
-                vec![]
-            )
+            differences(&flagged, &summary()),
+            ["toolCalls.argumentsError"]
         );
-        // The same on another provider leaves the stop reason unexplained.
-        let groq = exchange("openai-completions", "groq");
-        assert_eq!(
-            explain(&groq, &ours, &theirs),
-            (vec![Known::TruncatedArguments], vec!["stopReason"])
-        );
-        // `null` arguments.
-        let mut ours = summary();
-        ours.tool_calls[0].arguments = serde_json::json!({});
-        let mut theirs = summary();
-        theirs.tool_calls[0].arguments = Value::Null;
-        assert_eq!(
-            explain(&groq, &ours, &theirs),
-            (vec![Known::NullArguments], vec![])
-        );
-        // Anything else is unexplained.
-        let mut other = summary();
-        other.text = "different".into();
-        assert_eq!(explain(&groq, &summary(), &other), (vec![], vec!["text"]));
-        // Responses incomplete: length with usage against stop without.
-        let mut ours = summary();
-        ours.stop_reason = "length".into();
-        let mut theirs = summary();
-        theirs.usage = SummaryUsage::default();
-        assert_eq!(
-            explain(&exchange("openai-responses", "openai"), &ours, &theirs),
-            (vec![Known::ResponsesIncomplete], vec![])
-        );
+        assert_eq!(differences(&flagged, &flagged), Vec::<&str>::new());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{labs, local_model, pi_reqdiff};
+use crate::{labs, local_model, pi_replay, pi_reqdiff};
 
 const USAGE: &str = "\
 cargo xtask ci [--no-labs]
@@ -26,7 +26,8 @@ Runs, in order, stopping at the first failure:
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
      cargo xtask pi-reqdiff            (oxpi's requests against pi-ai 1.6.0's, when Node is
-                                       installed; a 'pi-reqdiff skipped' line otherwise)
+                                       installed; a 'skipped' line otherwise)
+     cargo xtask pi-replay --pi 1.6    (the recorded streams through pi-ai 1.6.0, same condition)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
   7. cargo xtask labs                  (every lab once, against the configured model)
 
@@ -189,12 +190,17 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         return Ok(false);
     }
     if !pi_reqdiff::node_available() {
-        println!("pi-reqdiff skipped: no node");
+        println!("pi-reqdiff and pi-replay skipped: no node");
     } else if let Err(reason) = crate::bench::env::Node::prepare_pi16() {
-        println!("pi-reqdiff skipped: {reason}");
+        println!("pi-reqdiff and pi-replay skipped: {reason}");
     } else {
         println!("==> cargo xtask pi-reqdiff");
         if !pi_reqdiff::run(root, pi_reqdiff::Options::default()).await? {
+            return Ok(false);
+        }
+        // pi 1.6 only: its install is the one pi-reqdiff just used (0.73.1's is the bench's).
+        println!("==> cargo xtask pi-replay --pi 1.6");
+        if !pi_replay::run(root, pi_replay::Options::pi16_only())? {
             return Ok(false);
         }
     }

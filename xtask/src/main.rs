@@ -7,7 +7,7 @@
 //!
 //! - `fuzz`: run a cargo-fuzz target for a while.
 //! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
-//! - `pi-replay`: every recorded provider stream through oxpi and pi-ai, compared.
+//! - `pi-replay`: every recorded provider stream through oxpi and pi-ai 0.73.1 / 1.6.0, compared.
 //! - `pi-reqdiff`: what oxpi sends against what pi-ai 1.6.0 sends, request for request.
 //! - `build-cost`: a user's first build of oxpi-ai (fresh crate, empty target), timed.
 //! - `models`: regenerate oxpi-ai's model catalogue from pi-ai's published list.
@@ -35,7 +35,7 @@ Commands:
   labs          Build every lab under labs/ and run each one, printing a pass/fail table
   fuzz          Run a cargo-fuzz target for N seconds (partial_json, sse_decoder, chat_stream, workspace_resolve)
   bench         Measure oxpi against pi-ai (TS) and the Rust port pi-ai; write BENCHMARKS.md
-  pi-replay     Replay every recorded stream through oxpi and pi-ai (TS); list the differences
+  pi-replay     Replay every recorded stream through oxpi and pi-ai 0.73.1 / 1.6.0; list the differences
   pi-reqdiff    Compare the requests oxpi and pi-ai 1.6.0 send for the same cases (needs Node)
   build-cost    Time a user's first build of oxpi-ai (fresh crate, empty target, debug + release)
   models        Regenerate crates/ai/data/models.json from pi-ai's model list (needs Node)
