@@ -65,6 +65,8 @@ pub(crate) struct Runtime {
     keys: Keys,
     /// The thinking level (pi's names).
     pub thinking: Mutex<ThinkingLevel>,
+    /// The working directory the tools (and RPC `bash`) are confined to.
+    pub workspace: oxpi_tools::Workspace,
     /// The embedded model's server, kept running while the run lasts.
     pub server: Mutex<Option<oxpi_local::LocalServer>>,
 }
@@ -134,6 +136,7 @@ impl Runtime {
             tool_choice::select(args.tools.as_deref(), args.no_tools).map_err(SetupError::from)?;
         let workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
         let tools = tool_choice::build(&names, &workspace).map_err(SetupError::from)?;
+        let tools_workspace = workspace.clone();
         let files = if args.no_context_files {
             Vec::new()
         } else {
@@ -199,6 +202,7 @@ impl Runtime {
             system,
             keys,
             thinking: Mutex::new(thinking),
+            workspace: tools_workspace,
             server: Mutex::new(server),
         });
         runtime.bind(session)?;

@@ -1,7 +1,7 @@
 //! `oxpi --mode rpc` driven by pi-coding-agent 1.6's own exported `RpcClient` (Node 22), and
 //! the same client driving `pi --mode rpc`, on the same scripted Chat Completions server and
 //! the same scenario (tests/common/rpc_driver.mjs): a prompt with a tool call, steering while a
-//! tool runs, abort mid-stream, get_messages, compact, fork and switch_session. Each step's
+//! tool runs, abort mid-stream, bash, get_messages, compact, fork and switch_session. Each step's
 //! answer and events are compared after normalising ids, timestamps, paths and durations.
 //! Skips with a line saying so when Node or npm is missing.
 
@@ -305,7 +305,7 @@ async fn pi_s_rpc_client_gets_the_same_answers_from_oxpi_as_from_pi() {
             .collect()
     };
     assert_eq!(names(&ours), names(&theirs), "the same steps ran");
-    assert!(names(&ours).len() >= 14, "the whole scenario ran");
+    assert!(names(&ours).len() >= 15, "the whole scenario ran");
     let mut found = Vec::new();
     for (a, b) in ours.iter().zip(&theirs) {
         let (a, b) = (

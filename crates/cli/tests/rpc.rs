@@ -344,3 +344,91 @@ async fn fork_clone_switch_and_new_session() {
     assert_eq!(data(&state)["messageCount"], 0);
     assert_eq!(rpc.close().await, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_runs_streams_is_aborted_and_reaches_the_next_prompt() {
+    let d = dirs();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+
+    let ran = rpc
+        .call(json!({"type": "bash", "command": "echo hello-bash; pwd"}))
+        .await;
+    let project = d.project.display().to_string();
+    assert_eq!(
+        ran,
+        json!({"id": "req-1", "type": "response", "command": "bash", "success": true,
+               "data": {"output": format!("hello-bash\n{project}\n"), "exitCode": 0,
+                        "cancelled": false, "truncated": false}})
+    );
+    assert!(
+        rpc.seen.iter().any(|r| r["type"] == "bash_execution_update"
+            && r["id"] == "req-1"
+            && r["delta"].as_str().unwrap_or("").contains("hello-bash")),
+        "the output streamed: {:?}",
+        rpc.seen
+    );
+    let failed = rpc
+        .call(json!({"type": "bash", "command": "echo oops >&2; exit 3"}))
+        .await;
+    assert_eq!(
+        data(&failed),
+        &json!({"output": "oops\n", "exitCode": 3, "cancelled": false, "truncated": false})
+    );
+    let hidden = rpc
+        .call(json!({"type": "bash", "command": "echo secret-output", "excludeFromContext": true}))
+        .await;
+    assert_eq!(data(&hidden)["exitCode"], 0);
+
+    // abort_bash, synchronised on the streamed output (the command would sleep 30 s).
+    rpc.next += 1;
+    let id = format!("req-{}", rpc.next);
+    rpc.send_raw(
+        &json!({"id": id, "type": "bash", "command": "echo started; sleep 30; echo never"})
+            .to_string(),
+    )
+    .await;
+    rpc.until(|r| {
+        r["type"] == "bash_execution_update"
+            && r["delta"].as_str().unwrap_or("").contains("started")
+    })
+    .await;
+    let abort = rpc.call(json!({"type": "abort_bash"})).await;
+    assert_eq!(abort["success"], true, "{abort}");
+    let aborted = rpc
+        .until(|r| r["type"] == "response" && r["id"] == json!(id))
+        .await;
+    assert_eq!(
+        data(&aborted),
+        &json!({"output": "started\n", "cancelled": true, "truncated": false})
+    );
+
+    let listed = rpc.call(json!({"type": "get_messages"})).await;
+    let bash: Vec<&Value> = data(&listed)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "bashExecution")
+        .collect();
+    assert_eq!(
+        bash.len(),
+        4,
+        "each run is a bashExecution message: {bash:?}"
+    );
+    assert_eq!(bash[0]["command"], "echo hello-bash; pwd");
+    assert_eq!(bash[2]["excludeFromContext"], true);
+
+    rpc.call(json!({"type": "prompt", "message": "what ran?"}))
+        .await;
+    rpc.settled().await;
+    let request = server.requests().last().cloned().expect("a model request");
+    let sent = serde_json::to_string(&messages(&request)).unwrap();
+    assert!(sent.contains("Ran `echo hello-bash; pwd`"), "{sent}");
+    assert!(sent.contains("hello-bash"), "{sent}");
+    assert!(sent.contains("exit 3"), "{sent}");
+    assert!(
+        !sent.contains("secret-output"),
+        "excluded from the context: {sent}"
+    );
+    assert_eq!(rpc.close().await, Some(0));
+}

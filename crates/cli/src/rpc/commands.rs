@@ -264,6 +264,14 @@ async fn dispatch(
             ok(None)
         }
         "abort_retry" => ok(None),
+        "bash" => {
+            rpc.start_bash(id.clone(), command)?;
+            Ok(None)
+        }
+        "abort_bash" => {
+            rpc.abort_bash();
+            ok(None)
+        }
         "get_commands" => ok(Some(json!({"commands": []}))),
         _ => session_cmds::dispatch(rpc, kind, id, command).await,
     }

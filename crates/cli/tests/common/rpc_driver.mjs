@@ -96,6 +96,9 @@ try {
     return { disposition };
   });
 
+  // The bash command: its result is recorded as a bashExecution message.
+  await step("bash", () => client.bash("echo from-bash; exit 4"));
+
   await step("get_messages", () => client.getMessages());
   const state = await step("get_state", () => client.getState());
   const original = state.data?.sessionFile;
