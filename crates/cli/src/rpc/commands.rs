@@ -103,7 +103,7 @@ fn state(rpc: &Rpc) -> Value {
         "followUpMode": mode_name(agent.follow_up_mode()),
         "sessionFile": rpc.runtime.session_file(),
         "sessionId": rpc.runtime.with_session(|s| s.session_id().to_string()),
-        "autoCompactionEnabled": rpc.auto_compaction.load(Ordering::SeqCst),
+        "autoCompactionEnabled": rpc.runtime.auto_compaction.load(Ordering::SeqCst),
         "messageCount": agent.messages().len(),
         "pendingMessageCount": steering + follow_up,
     });
@@ -258,7 +258,7 @@ async fn dispatch(
             let flag = if kind == "set_auto_retry" {
                 &rpc.auto_retry
             } else {
-                &rpc.auto_compaction
+                &*rpc.runtime.auto_compaction
             };
             flag.store(enabled, Ordering::SeqCst);
             ok(None)

@@ -39,7 +39,6 @@ pub(crate) struct Rpc {
     run: Mutex<Option<JoinHandle<()>>>,
     busy: AtomicBool,
     pub(crate) queues: Mutex<Queues>,
-    pub(crate) auto_compaction: AtomicBool,
     pub(crate) auto_retry: AtomicBool,
     /// The parent of the running `bash` commands' tokens (`abort_bash` cancels it).
     bash_cancel: Mutex<tokio_util::sync::CancellationToken>,
@@ -240,7 +239,6 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
         run: Mutex::new(None),
         busy: AtomicBool::new(false),
         queues: Mutex::new(Queues::default()),
-        auto_compaction: AtomicBool::new(true),
         auto_retry: AtomicBool::new(true),
         bash_cancel: Mutex::default(),
         pending_bash: Mutex::default(),
