@@ -1,19 +1,18 @@
-//! Manual compaction (`compact` in RPC mode): oxpi-session prepares the cut, the session's
-//! model writes the summary, the `compaction` entry is appended and the agent continues from
-//! the compacted context.
-//!
-//! The summary prompt here is oxpi's own, short one; pi's prompt is being added to
-//! oxpi-session, and this file is where it will be used.
+//! Manual compaction (`compact` in RPC mode): oxpi-session prepares the cut, its
+//! [`ModelSummarizer`] (pi's structured summary, the split turn's short summary, the file lists
+//! and `{readFiles, modifiedFiles}` details) asks the session's model, the `compaction` entry
+//! is appended and the agent continues from the compacted context.
 
 use std::sync::Arc;
 
-use oxpi_ai::{Context, Message, StopReason, StreamOptions};
-use oxpi_session::{CompactionRecord, CompactionSettings};
+use oxpi_ai::StreamOptions;
+use oxpi_session::{CompactionRecord, CompactionSettings, ModelSummarizer, Summarizer};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 use crate::runtime::Runtime;
 
-/// Why compacting failed.
+/// Why compacting failed (pi's texts).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CompactFailure {
     /// Nothing before the kept messages.
@@ -27,76 +26,39 @@ pub(crate) enum CompactFailure {
     Session(String),
 }
 
-const SUMMARY_INSTRUCTIONS: &str = "Write a summary of the conversation above for whoever continues \
-this work: the goal, what was done (files read, changed, commands run and their outcome), decisions \
-and their reasons, and what is left to do. Be concrete (paths, names, numbers); do not invent.";
-
-/// The conversation to summarize as one user message.
-fn summary_request(messages: &[Value], previous: Option<&str>, custom: Option<&str>) -> String {
-    let mut text = String::new();
-    if let Some(previous) = previous {
-        text.push_str("<previous-summary>\n");
-        text.push_str(previous);
-        text.push_str("\n</previous-summary>\n\n");
-    }
-    text.push_str("<conversation>\n");
-    for message in messages {
-        text.push_str(&message.to_string());
-        text.push('\n');
-    }
-    text.push_str("</conversation>\n\n");
-    text.push_str(SUMMARY_INSTRUCTIONS);
-    if let Some(custom) = custom.filter(|c| !c.trim().is_empty()) {
-        text.push_str("\n\nAlso: ");
-        text.push_str(custom);
-    }
-    text
-}
-
-/// Compacts the bound session; returns pi's `CompactionResult` JSON.
+/// Compacts the bound session; returns pi's `CompactionResult` JSON. `cancel` stops the
+/// summary request (nothing is appended then).
 pub(crate) async fn compact(
     runtime: &Arc<Runtime>,
     custom_instructions: Option<&str>,
+    cancel: CancellationToken,
 ) -> Result<Value, CompactFailure> {
     let settings = CompactionSettings::default();
     let preparation = runtime
         .with_session(|s| oxpi_session::prepare_compaction(s, &settings))
         .flatten()
         .ok_or(CompactFailure::Nothing)?;
-    let mut messages = preparation.messages_to_summarize.clone();
-    messages.extend(preparation.turn_prefix_messages.iter().cloned());
-    let request = summary_request(
-        &messages,
-        preparation.previous_summary.as_deref(),
-        custom_instructions,
-    );
-    let model = runtime.agent.model();
-    let mut options = StreamOptions::default();
-    options.api_key = runtime.key_for(&model.provider);
-    let context = Context {
-        system_prompt: Some("You summarize coding sessions.".to_string()),
-        messages: Arc::new(vec![Message::user(request)]),
-        tools: Vec::new(),
-    };
-    let reply = oxpi_ai::complete(&model, &context, options).await;
-    if matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted) {
-        return Err(CompactFailure::Summary(
-            reply
-                .error_message
-                .unwrap_or_else(|| "the summary request failed".into()),
-        ));
-    }
-    let summary = reply.text().trim().to_string();
-    if summary.is_empty() {
-        return Err(CompactFailure::Summary("the model wrote no summary".into()));
-    }
-    let usage = serde_json::to_value(reply.usage).unwrap_or(Value::Null);
-    let record = CompactionRecord::new(
-        summary.clone(),
+    let summarizer = summarizer(runtime, custom_instructions);
+    let summary = summarizer
+        .summarize(preparation.clone(), cancel)
+        .await
+        .map_err(|e| CompactFailure::Summary(e.to_string()))?;
+    let usage = summary
+        .usage
+        .as_ref()
+        .and_then(|u| serde_json::to_value(u).ok());
+    let mut record = CompactionRecord::new(
+        summary.summary.clone(),
         Some(preparation.first_kept_entry_id.clone()),
         preparation.tokens_before,
     )
-    .usage(usage.clone());
+    .from_hook(summary.from_hook);
+    if let Some(details) = &summary.details {
+        record = record.details(details.clone());
+    }
+    if let Some(usage) = &usage {
+        record = record.usage(usage.clone());
+    }
     let context = runtime
         .with_session(|s| {
             s.append_compaction(record)
@@ -112,11 +74,23 @@ pub(crate) async fn compact(
         .replace_messages(history)
         .map_err(|e| CompactFailure::Session(e.to_string()))?;
     Ok(json!({
-        "summary": summary,
+        "summary": summary.summary,
         "firstKeptEntryId": preparation.first_kept_entry_id,
         "tokensBefore": preparation.tokens_before,
         "estimatedTokensAfter": estimated,
         "usage": usage,
-        "details": {},
+        "details": summary.details.unwrap_or_else(|| json!({})),
     }))
+}
+
+/// pi's summarizer over the agent's model and key (used by `compact` and auto-compaction).
+pub(crate) fn summarizer(runtime: &Runtime, custom_instructions: Option<&str>) -> ModelSummarizer {
+    let model = runtime.agent.model();
+    let mut options = StreamOptions::default();
+    options.api_key = runtime.key_for(&model.provider);
+    let mut summarizer = ModelSummarizer::new(model).with_options(options);
+    if let Some(custom) = custom_instructions.filter(|c| !c.trim().is_empty()) {
+        summarizer = summarizer.with_instructions(custom);
+    }
+    summarizer
 }

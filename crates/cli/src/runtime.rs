@@ -3,6 +3,7 @@
 //! and the session it is bound to.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -10,7 +11,9 @@ use oxpi_agent_core::{Agent, AgentOptions, RetryPolicy};
 use oxpi_ai::{
     ApiKey, Message, Model, ReasoningLevel, Sections, StreamOptions, SystemMessage, ThinkingLevel,
 };
-use oxpi_session::{bind_agent, SessionBinding, SessionManager};
+use oxpi_session::{
+    bind_agent_with, AutoCompaction, ModelSummarizer, SessionBinding, SessionManager,
+};
 
 use crate::args::Args;
 use crate::auth_file::AuthKeys;
@@ -65,6 +68,13 @@ pub(crate) struct Runtime {
     keys: Keys,
     /// The thinking level (pi's names).
     pub thinking: Mutex<ThinkingLevel>,
+    /// The working directory the tools (and RPC `bash`) are confined to.
+    pub workspace: oxpi_tools::Workspace,
+    /// Automatic compaction (pi's defaults, the first model's window, pi's summarizer),
+    /// installed in the agent and bound with each session.
+    auto: AutoCompaction,
+    /// Whether automatic compaction is on (RPC `set_auto_compaction`; on by default, as pi).
+    pub auto_compaction: Arc<AtomicBool>,
     /// The embedded model's server, kept running while the run lasts.
     pub server: Mutex<Option<oxpi_local::LocalServer>>,
 }
@@ -93,6 +103,27 @@ pub(crate) fn user_message(text: &str) -> Message {
 /// The reasoning level sent for `level` on `model` (clamped to what the model takes).
 pub(crate) fn effective_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
     oxpi_ai::clamp_thinking_level(model, level)
+}
+
+/// `options` with `auto`'s request hook, consulted only while `enabled` is set (pi's
+/// `setAutoCompactionEnabled`): when off, requests go from the agent's history unchanged.
+fn switchable_compaction(
+    auto: &AutoCompaction,
+    options: AgentOptions,
+    enabled: Arc<AtomicBool>,
+) -> AgentOptions {
+    let mut options = auto.install(options);
+    let Some(hook) = options.prepare_request.take() else {
+        return options;
+    };
+    options.prepare_request = Some(Arc::new(move |request, cancel| {
+        if enabled.load(Ordering::SeqCst) {
+            hook(request, cancel)
+        } else {
+            Box::pin(async { None })
+        }
+    }));
+    options
 }
 
 impl Runtime {
@@ -134,6 +165,7 @@ impl Runtime {
             tool_choice::select(args.tools.as_deref(), args.no_tools).map_err(SetupError::from)?;
         let workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
         let tools = tool_choice::build(&names, &workspace).map_err(SetupError::from)?;
+        let tools_workspace = workspace.clone();
         let files = if args.no_context_files {
             Vec::new()
         } else {
@@ -179,6 +211,13 @@ impl Runtime {
             auth: auth.clone(),
         };
         let lookup = keys.clone();
+        let mut summary_options = StreamOptions::default();
+        summary_options.api_key = keys.key_for(&model.provider);
+        let auto = AutoCompaction::new(
+            &model,
+            ModelSummarizer::new(model.clone()).with_options(summary_options),
+        );
+        let auto_compaction = Arc::new(AtomicBool::new(true));
         let mut options = AgentOptions::new(model)
             .with_tools(tools)
             .with_stream_options(StreamOptions::default())
@@ -191,6 +230,7 @@ impl Runtime {
         if let Some(level) = ReasoningLevel::from_thinking_level(thinking) {
             options = options.with_thinking_level(level);
         }
+        let options = switchable_compaction(&auto, options, auto_compaction.clone());
         let agent = Agent::new(options);
         let runtime = Arc::new(Self {
             agent,
@@ -199,6 +239,9 @@ impl Runtime {
             system,
             keys,
             thinking: Mutex::new(thinking),
+            workspace: tools_workspace,
+            auto,
+            auto_compaction,
             server: Mutex::new(server),
         });
         runtime.bind(session)?;
@@ -215,7 +258,7 @@ impl Runtime {
         // The system prompt lives in the transcript (pi 1.6): a reopened session's history
         // carries its system message; a new one gets it with its first prompt.
         self.agent.set_system_prompt(None);
-        *slot = Some(bind_agent(&self.agent, session).map_err(SetupError::from)?);
+        *slot = Some(bind_agent_with(&self.agent, session, &self.auto).map_err(SetupError::from)?);
         Ok(())
     }
 

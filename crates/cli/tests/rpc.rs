@@ -344,3 +344,196 @@ async fn fork_clone_switch_and_new_session() {
     assert_eq!(data(&state)["messageCount"], 0);
     assert_eq!(rpc.close().await, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_runs_streams_is_aborted_and_reaches_the_next_prompt() {
+    let d = dirs();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+
+    let ran = rpc
+        .call(json!({"type": "bash", "command": "echo hello-bash; pwd"}))
+        .await;
+    let project = d.project.display().to_string();
+    assert_eq!(
+        ran,
+        json!({"id": "req-1", "type": "response", "command": "bash", "success": true,
+               "data": {"output": format!("hello-bash\n{project}\n"), "exitCode": 0,
+                        "cancelled": false, "truncated": false}})
+    );
+    assert!(
+        rpc.seen.iter().any(|r| r["type"] == "bash_execution_update"
+            && r["id"] == "req-1"
+            && r["delta"].as_str().unwrap_or("").contains("hello-bash")),
+        "the output streamed: {:?}",
+        rpc.seen
+    );
+    let failed = rpc
+        .call(json!({"type": "bash", "command": "echo oops >&2; exit 3"}))
+        .await;
+    assert_eq!(
+        data(&failed),
+        &json!({"output": "oops\n", "exitCode": 3, "cancelled": false, "truncated": false})
+    );
+    let hidden = rpc
+        .call(json!({"type": "bash", "command": "echo secret-output", "excludeFromContext": true}))
+        .await;
+    assert_eq!(data(&hidden)["exitCode"], 0);
+
+    // abort_bash, synchronised on the streamed output (the command would sleep 30 s).
+    rpc.next += 1;
+    let id = format!("req-{}", rpc.next);
+    rpc.send_raw(
+        &json!({"id": id, "type": "bash", "command": "echo started; sleep 30; echo never"})
+            .to_string(),
+    )
+    .await;
+    rpc.until(|r| {
+        r["type"] == "bash_execution_update"
+            && r["delta"].as_str().unwrap_or("").contains("started")
+    })
+    .await;
+    let abort = rpc.call(json!({"type": "abort_bash"})).await;
+    assert_eq!(abort["success"], true, "{abort}");
+    let aborted = rpc
+        .until(|r| r["type"] == "response" && r["id"] == json!(id))
+        .await;
+    assert_eq!(
+        data(&aborted),
+        &json!({"output": "started\n", "cancelled": true, "truncated": false})
+    );
+
+    let listed = rpc.call(json!({"type": "get_messages"})).await;
+    let bash: Vec<&Value> = data(&listed)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "bashExecution")
+        .collect();
+    assert_eq!(
+        bash.len(),
+        4,
+        "each run is a bashExecution message: {bash:?}"
+    );
+    assert_eq!(bash[0]["command"], "echo hello-bash; pwd");
+    assert_eq!(bash[2]["excludeFromContext"], true);
+
+    rpc.call(json!({"type": "prompt", "message": "what ran?"}))
+        .await;
+    rpc.settled().await;
+    let request = server.requests().last().cloned().expect("a model request");
+    let sent = serde_json::to_string(&messages(&request)).unwrap();
+    assert!(sent.contains("Ran `echo hello-bash; pwd`"), "{sent}");
+    assert!(sent.contains("hello-bash"), "{sent}");
+    assert!(sent.contains("exit 3"), "{sent}");
+    assert!(
+        !sent.contains("secret-output"),
+        "excluded from the context: {sent}"
+    );
+    assert_eq!(rpc.close().await, Some(0));
+}
+
+/// A model whose replies to `fill` prompts report a nearly full 128k window (so the next
+/// request is over pi's compaction threshold); requests without tools are summary requests.
+async fn filling_server() -> oxpi_testkit::TestServer {
+    oxpi_testkit::TestServer::start_fn(|request| {
+        let has_tools = request.json()["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty());
+        if !has_tools {
+            return text_reply("## Goal\nauto summary");
+        }
+        let prompt = last_user_text(request);
+        if !prompt.starts_with("fill") {
+            return text_reply("Echo");
+        }
+        let usage = json!({"id": "c1", "object": "chat.completion.chunk", "created": 1,
+            "model": "m", "choices": [],
+            "usage": {"prompt_tokens": 119_000, "completion_tokens": 1000, "total_tokens": 120_000}});
+        oxpi_testkit::Reply::sse([
+            chunk(json!({"role": "assistant", "content": "noted"}), None),
+            chunk(json!({}), Some("stop")),
+            format!("data: {usage}\n\n"),
+            "data: [DONE]\n\n".to_string(),
+        ])
+    })
+    .await
+    .expect("start the filling server")
+}
+
+/// Two prompts of 100 KB (25,000 tokens by pi's estimate) after a reply that reported 120,000
+/// tokens: with automatic compaction on, the second is preceded by a summary request and the
+/// session holds a compaction; `set_auto_compaction false` turns that off.
+async fn two_full_prompts(auto: bool) -> (Vec<oxpi_testkit::Recorded>, Vec<Value>, Value) {
+    let d = dirs();
+    let server = filling_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+    let set = rpc
+        .call(json!({"type": "set_auto_compaction", "enabled": auto}))
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    let filler = "x ".repeat(50_000);
+    for n in ["one", "two"] {
+        rpc.call(json!({"type": "prompt", "message": format!("fill {n} {filler}")}))
+            .await;
+        rpc.settled().await;
+    }
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    let listed = rpc.call(json!({"type": "get_messages"})).await;
+    let messages = data(&listed)["messages"].as_array().unwrap().clone();
+    let state = data(&state).clone();
+    assert_eq!(rpc.close().await, Some(0));
+    (server.requests(), messages, state)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn set_auto_compaction_turns_threshold_compaction_on_and_off() {
+    let roles = |messages: &[Value]| -> Vec<String> {
+        messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or("?").to_string())
+            .collect()
+    };
+    let summaries = |requests: &[oxpi_testkit::Recorded]| {
+        requests
+            .iter()
+            .filter(|r| r.json()["tools"].as_array().is_none_or(|t| t.is_empty()))
+            .count()
+    };
+
+    let (requests, messages, state) = two_full_prompts(true).await;
+    assert_eq!(state["autoCompactionEnabled"], true);
+    assert_eq!(
+        summaries(&requests),
+        1,
+        "one summary request before the second prompt"
+    );
+    assert_eq!(
+        roles(&messages),
+        ["system", "compactionSummary", "user", "assistant"],
+        "the first exchange is summarized, the second prompt kept"
+    );
+    let last = requests.last().unwrap();
+    let sent = serde_json::to_string(&messages_of(last)).unwrap();
+    assert!(
+        sent.contains("auto summary"),
+        "the request after it carries the summary"
+    );
+    assert!(!sent.contains("fill one"), "and not the summarized prompt");
+
+    let (requests, messages, state) = two_full_prompts(false).await;
+    assert_eq!(state["autoCompactionEnabled"], false);
+    assert_eq!(
+        summaries(&requests),
+        0,
+        "no summary request when turned off"
+    );
+    assert_eq!(
+        roles(&messages),
+        ["system", "user", "assistant", "user", "assistant"]
+    );
+}
+
+fn messages_of(request: &oxpi_testkit::Recorded) -> Vec<Value> {
+    messages(request)
+}

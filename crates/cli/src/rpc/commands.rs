@@ -7,6 +7,7 @@ use std::sync::Arc;
 use oxpi_agent_core::QueueMode;
 use oxpi_ai::{Message, Model, ThinkingLevel, UserContent, UserMessage, UserMessageContent};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::{failure, session_cmds, success, Rpc};
 
@@ -79,6 +80,14 @@ fn set_model(rpc: &Rpc, model: Model) -> Value {
     serde_json::to_value(&model).unwrap_or(Value::Null)
 }
 
+/// The conversation as pi's agent holds it: the bound session's context (a compaction's
+/// summary stays a `compactionSummary` message, as in pi), else the agent's messages.
+fn messages(rpc: &Rpc) -> Value {
+    rpc.runtime
+        .with_session(|s| Value::Array(s.build_session_context().messages))
+        .unwrap_or_else(|| json!(*rpc.runtime.agent.messages()))
+}
+
 fn state(rpc: &Rpc) -> Value {
     let agent = &rpc.runtime.agent;
     let (steering, follow_up) = {
@@ -94,7 +103,7 @@ fn state(rpc: &Rpc) -> Value {
         "followUpMode": mode_name(agent.follow_up_mode()),
         "sessionFile": rpc.runtime.session_file(),
         "sessionId": rpc.runtime.with_session(|s| s.session_id().to_string()),
-        "autoCompactionEnabled": rpc.auto_compaction.load(Ordering::SeqCst),
+        "autoCompactionEnabled": rpc.runtime.auto_compaction.load(Ordering::SeqCst),
         "messageCount": agent.messages().len(),
         "pendingMessageCount": steering + follow_up,
     });
@@ -162,7 +171,7 @@ async fn dispatch(
             ok(Some(json!({"steering": steering, "followUp": follow_up})))
         }
         "get_state" => ok(Some(state(rpc))),
-        "get_messages" => ok(Some(json!({"messages": *agent.messages()}))),
+        "get_messages" => ok(Some(json!({"messages": messages(rpc)}))),
         "set_model" => {
             let provider = str_field(command, "provider")?;
             let model_id = str_field(command, "modelId")?;
@@ -226,7 +235,7 @@ async fn dispatch(
             let custom = command.get("customInstructions").and_then(Value::as_str);
             rpc.out
                 .write(&json!({"type": "compaction_start", "reason": "manual"}));
-            match crate::compact::compact(&rpc.runtime, custom).await {
+            match crate::compact::compact(&rpc.runtime, custom, CancellationToken::new()).await {
                 Ok(result) => {
                     rpc.out
                         .write(&json!({"type": "compaction_end", "reason": "manual",
@@ -249,12 +258,20 @@ async fn dispatch(
             let flag = if kind == "set_auto_retry" {
                 &rpc.auto_retry
             } else {
-                &rpc.auto_compaction
+                &*rpc.runtime.auto_compaction
             };
             flag.store(enabled, Ordering::SeqCst);
             ok(None)
         }
         "abort_retry" => ok(None),
+        "bash" => {
+            rpc.start_bash(id.clone(), command)?;
+            Ok(None)
+        }
+        "abort_bash" => {
+            rpc.abort_bash();
+            ok(None)
+        }
         "get_commands" => ok(Some(json!({"commands": []}))),
         _ => session_cmds::dispatch(rpc, kind, id, command).await,
     }

@@ -5,6 +5,7 @@
 //! is answered when accepted and runs on, its events streaming while later commands are read.
 //! Closing stdin ends the process once the running prompt is aborted.
 
+mod bash_cmd;
 mod commands;
 mod session_cmds;
 
@@ -38,8 +39,11 @@ pub(crate) struct Rpc {
     run: Mutex<Option<JoinHandle<()>>>,
     busy: AtomicBool,
     pub(crate) queues: Mutex<Queues>,
-    pub(crate) auto_compaction: AtomicBool,
     pub(crate) auto_retry: AtomicBool,
+    /// The parent of the running `bash` commands' tokens (`abort_bash` cancels it).
+    bash_cancel: Mutex<tokio_util::sync::CancellationToken>,
+    /// `bashExecution` messages that came while a prompt ran, recorded when it ends.
+    pending_bash: Mutex<Vec<Value>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -95,6 +99,7 @@ impl Rpc {
                 eprintln!("oxpi: the prompt could not run: {e}");
             }
             rpc.busy.store(false, Ordering::SeqCst);
+            rpc.flush_pending_bash();
             rpc.out
                 .write(&settled(ended_aborted(&rpc.runtime.agent.messages())));
         });
@@ -234,8 +239,9 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
         run: Mutex::new(None),
         busy: AtomicBool::new(false),
         queues: Mutex::new(Queues::default()),
-        auto_compaction: AtomicBool::new(true),
         auto_retry: AtomicBool::new(true),
+        bash_cancel: Mutex::default(),
+        pending_bash: Mutex::default(),
     });
     let _subscription = rpc.subscribe();
     let mut stdin = BufReader::new(tokio::io::stdin());
@@ -273,6 +279,7 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
             rpc.out.write(&response);
         }
     }
+    rpc.abort_bash();
     rpc.abort_and_wait().await;
     0
 }
