@@ -68,6 +68,9 @@ pub enum Role {
     User,
     /// The model.
     Assistant,
+    /// A mid-conversation system turn: here only the effort markers of
+    /// `compat.supportsMidConvoEffort` models (empty content, an `output_config`).
+    System,
 }
 
 /// One turn of the conversation.
@@ -75,8 +78,63 @@ pub enum Role {
 pub struct MessageParam {
     /// Who says it.
     pub role: Role,
-    /// Its blocks (never empty).
-    pub content: Vec<ContentBlock>,
+    /// Its content: a plain string (a user's text, as pi sends it) or blocks (never empty,
+    /// except in an effort marker).
+    pub content: MessageContent,
+    /// The effort from this point on (effort markers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig>,
+}
+
+impl MessageParam {
+    /// A turn of `role` with these blocks.
+    pub fn blocks(role: Role, blocks: Vec<ContentBlock>) -> Self {
+        Self {
+            role,
+            content: MessageContent::Blocks(blocks),
+            output_config: None,
+        }
+    }
+
+    /// An effort marker: a system turn without content that sets `effort` for the replies after
+    /// it.
+    pub fn effort_marker(effort: &str) -> Self {
+        Self {
+            role: Role::System,
+            content: MessageContent::Blocks(Vec::new()),
+            output_config: Some(OutputConfig {
+                effort: effort.to_string(),
+            }),
+        }
+    }
+
+    /// Puts `marker` on the last block; a string content becomes one text block to carry it.
+    /// False when there is no block that can carry one.
+    pub fn set_cache_control(&mut self, marker: CacheControl) -> bool {
+        match &mut self.content {
+            MessageContent::Text(text) => {
+                let text = std::mem::take(text);
+                self.content = MessageContent::Blocks(vec![ContentBlock::Text {
+                    text,
+                    cache_control: Some(marker),
+                }]);
+                true
+            }
+            MessageContent::Blocks(blocks) => blocks
+                .last_mut()
+                .is_some_and(|block| block.set_cache_control(marker)),
+        }
+    }
+}
+
+/// The content of a message or a tool result: a string or blocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    /// Plain text.
+    Text(String),
+    /// Content blocks.
+    Blocks(Vec<ContentBlock>),
 }
 
 /// `{"type": "ephemeral"}`: a prompt-cache breakpoint after the block that carries it; with
@@ -149,11 +207,10 @@ pub enum ContentBlock {
     ToolResult {
         /// Id of the call it answers.
         tool_use_id: String,
-        /// Text and image blocks.
-        content: Vec<ContentBlock>,
-        /// Set (to true) only when the tool failed.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        is_error: Option<bool>,
+        /// The text (without images, as pi sends it), or text and image blocks.
+        content: MessageContent,
+        /// Whether the tool failed (always sent, as pi sends it).
+        is_error: bool,
         /// Cache breakpoint.
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
@@ -211,6 +268,10 @@ pub struct ToolParam {
     /// Cache breakpoint (on the last tool, so the tool list is cached with the system prompt).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
+    /// `true` on a tool that is declared but not loaded until searched for (the placeholder of
+    /// native tool changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defer_loading: Option<bool>,
 }
 
 /// `tool_choice`: `{"type": "auto" | "any" | "none"}` or `{"type": "tool", "name": …}`.
@@ -251,6 +312,17 @@ pub struct ThinkingParam {
     /// How thinking is shown: `summarized` (pi's default, the API's default before Opus 4.7).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub display: Option<&'static str>,
+    /// What the server does with replayed thinking that no longer matches its prefix
+    /// (`compat.supportsMidConvoEffort` models: `drop_block`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_binding: Option<BlockBinding>,
+}
+
+/// `thinking.block_binding`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockBinding {
+    /// `drop_block`: such a thinking block is dropped instead of failing the request.
+    pub prefix_mismatch_behavior: &'static str,
 }
 
 /// One event of the stream (the `data` of an SSE event, tagged by `type`).
@@ -521,16 +593,34 @@ mod tests {
     fn serializes_blocks_in_anthropic_shape() {
         let mut block = ContentBlock::ToolResult {
             tool_use_id: "toolu_1".into(),
-            content: vec![ContentBlock::text("ok")],
-            is_error: None,
+            content: MessageContent::Text("ok".into()),
+            is_error: false,
             cache_control: None,
         };
         assert!(block.set_cache_control(CacheControl::EPHEMERAL));
         assert_eq!(
             serde_json::to_value(&block).unwrap(),
-            json!({"type": "tool_result", "tool_use_id": "toolu_1",
-                   "content": [{"type": "text", "text": "ok"}],
-                   "cache_control": {"type": "ephemeral"}})
+            json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok",
+                   "is_error": false, "cache_control": {"type": "ephemeral"}})
+        );
+        let mut user = MessageParam {
+            role: Role::User,
+            content: MessageContent::Text("hi".into()),
+            output_config: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&user).unwrap(),
+            json!({"role": "user", "content": "hi"})
+        );
+        assert!(user.set_cache_control(CacheControl::ONE_HOUR));
+        assert_eq!(
+            serde_json::to_value(&user).unwrap(),
+            json!({"role": "user", "content": [{"type": "text", "text": "hi",
+                   "cache_control": {"type": "ephemeral", "ttl": "1h"}}]})
+        );
+        assert_eq!(
+            serde_json::to_value(MessageParam::effort_marker("high")).unwrap(),
+            json!({"role": "system", "content": [], "output_config": {"effort": "high"}})
         );
         let mut thinking = ContentBlock::RedactedThinking { data: "d".into() };
         assert!(!thinking.set_cache_control(CacheControl::EPHEMERAL));
