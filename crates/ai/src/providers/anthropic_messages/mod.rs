@@ -1,4 +1,5 @@
-//! Anthropic Messages (`anthropic-messages`): `POST {baseUrl}/messages` with `stream: true`.
+//! Anthropic Messages (`anthropic-messages`): `POST {baseUrl}/messages?beta=true` (the endpoint
+//! pi's SDK client calls) with `stream: true`.
 //!
 //! - `wire`: request and stream event types.
 //! - `convert`: context → request (thinking replay, tool results, cache markers).
@@ -18,8 +19,9 @@
 //! Prompt caching follows [`StreamOptions::cache_retention`](crate::StreamOptions::cache_retention)
 //! (default short, as pi): `cache_control` markers on the system prompt, the last tool and the
 //! last block of the last user turn, so Anthropic caches the prompt up to there; `long` asks for
-//! a one-hour TTL. Model compat option (`model.compat`, camelCase JSON):
-//! `supportsLongCacheRetention` (bool; default true for api.anthropic.com, false elsewhere).
+//! a one-hour TTL. Model compat options (`model.compat`, camelCase JSON):
+//! `supportsLongCacheRetention` and `supportsCacheControlOnTools` (bools; default true, as pi
+//! 1.6).
 
 pub(crate) mod convert;
 pub mod models;
