@@ -317,6 +317,31 @@ mod tests {
     }
 
     #[test]
+    fn managed_effort_needs_forced_adaptive_thinking_to_take_the_level() {
+        let options = StreamOptions::default().with_reasoning(ReasoningLevel::Low);
+        let budget = model(json!({"supportsMidConvoEffort": true}), json!(null));
+        let plan = ThinkingPlan::new(
+            &budget,
+            &options,
+            &AnthropicCompat::for_model(&budget),
+            None,
+        );
+        // pi passes an effort only to forceAdaptiveThinking models; the others get its default.
+        assert_eq!(plan, ThinkingPlan::Managed("high".into()));
+        let adaptive = model(
+            json!({"supportsMidConvoEffort": true, "forceAdaptiveThinking": true}),
+            json!(null),
+        );
+        let compat = AnthropicCompat::for_model(&adaptive);
+        let plan = ThinkingPlan::new(&adaptive, &options, &compat, None);
+        assert_eq!(plan.managed_effort(), Some("low"));
+        assert_eq!(plan.output_config().map(|c| c.effort), Some("low".into()));
+        // Off on a model that can stop thinking: disabled, no markers.
+        let off = ThinkingPlan::new(&adaptive, &StreamOptions::default(), &compat, None);
+        assert_eq!(off, ThinkingPlan::Disabled);
+    }
+
+    #[test]
     fn adaptive_models_take_an_effort_from_their_level_map() {
         let m = model(
             json!({"forceAdaptiveThinking": true}),
