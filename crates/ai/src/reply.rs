@@ -314,6 +314,12 @@ impl ReplyBuilder {
         self.message.response_id = Some(id.into());
     }
 
+    /// Sets the provider-specific thinking level the request asked for (Anthropic's managed
+    /// effort), so the next request can replay it.
+    pub fn set_provider_thinking_level(&mut self, level: Option<String>) {
+        self.message.provider_thinking_level = level;
+    }
+
     /// Replaces the usage; cost is computed by the caller (see [`Model::calculate_cost`]).
     pub fn set_usage(&mut self, usage: Usage) {
         self.message.usage = usage;

@@ -30,21 +30,23 @@ fn tool_results_merge_into_one_user_turn_with_normalised_ids() {
     assert_eq!(
         body["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {"role": "user", "content": "go"},
             {"role": "assistant", "content": [
                 {"type": "text", "text": "Two calls."},
                 {"type": "tool_use", "id": "call_1_a_b", "name": "read", "input": {"path": "a"}},
                 {"type": "tool_use", "id": "call_2", "name": "screenshot", "input": {}},
             ]},
+            // pi 1.6: a result without images is a string, `is_error` always; the images of a
+            // failed result follow the turn's results (Anthropic takes only text there).
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "call_1_a_b",
-                 "content": [{"type": "text", "text": "content of a"}]},
-                {"type": "tool_result", "tool_use_id": "call_2", "is_error": true, "content": [
-                    {"type": "text", "text": "screen"},
-                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}},
-                ]},
+                {"type": "tool_result", "tool_use_id": "call_1_a_b", "is_error": false,
+                 "content": "content of a"},
+                {"type": "tool_result", "tool_use_id": "call_2", "is_error": true,
+                 "content": "screen\n(image attached after the tool results)"},
+                {"type": "text", "text": "Images from the error result of tool call call_2 (screenshot):"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}},
             ]},
-            {"role": "user", "content": [{"type": "text", "text": "next"}]},
+            {"role": "user", "content": "next"},
         ])
     );
 }
@@ -68,7 +70,7 @@ fn a_call_without_result_gets_one_and_long_ids_are_cut() {
     assert_eq!(
         body["messages"][2],
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
-            "is_error": true, "content": [{"type": "text", "text": "No result provided"}]}]})
+            "is_error": true, "content": "No result provided"}]})
     );
 }
 
@@ -193,8 +195,8 @@ fn cache_markers_follow_cache_retention() {
     assert_eq!(on["messages"][0]["content"][0].get("cache_control"), None);
     assert_eq!(
         on["messages"][2]["content"][0],
-        json!({"type": "tool_result", "tool_use_id": "toolu_1",
-               "content": [{"type": "text", "text": "done"}], "cache_control": ephemeral})
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": false,
+               "content": "done", "cache_control": ephemeral})
     );
     let context = context.with_message(Message::user("more"));
     let on = request_json(&model, &context, &with(CacheRetention::Short));
@@ -204,17 +206,16 @@ fn cache_markers_follow_cache_retention() {
     );
     assert_eq!(on["messages"][2]["content"][0].get("cache_control"), None);
 
-    // Long: a one-hour TTL, but only where the endpoint takes it (a proxy here, unless the
-    // model says it supports it).
+    // Long: a one-hour TTL (pi 1.6's default), unless the model says its endpoint takes none.
     let long = request_json(&model, &context, &with(CacheRetention::Long));
-    assert_eq!(long["system"][0]["cache_control"], ephemeral);
-    let mut anthropic = model.clone();
-    anthropic.compat = Some(json!({"supportsLongCacheRetention": true}));
-    let long = request_json(&anthropic, &context, &with(CacheRetention::Long));
     let hour = json!({"type": "ephemeral", "ttl": "1h"});
     assert_eq!(long["system"][0]["cache_control"], hour);
     assert_eq!(long["tools"][1]["cache_control"], hour);
     assert_eq!(long["messages"][3]["content"][0]["cache_control"], hour);
+    let mut proxy = model.clone();
+    proxy.compat = Some(json!({"supportsLongCacheRetention": false}));
+    let long = request_json(&proxy, &context, &with(CacheRetention::Long));
+    assert_eq!(long["system"][0]["cache_control"], ephemeral);
 }
 
 #[test]

@@ -495,12 +495,36 @@ fn first_difference(expected: &Value, got: &Value, path: String) -> Option<Strin
 }
 
 /// What pi 1.6 adds that the recordings (another client's) do not have: thinking turned off
-/// on a reasoning model asked for no level, `eager_input_streaming` on each tool (tested in
-/// `pi16_requests.rs`).
+/// on a reasoning model asked for no level, `eager_input_streaming` on each tool, `is_error:
+/// false` and string contents (a user's text, a tool result without images) where the
+/// recordings have one text block (tested in `anthropic_requests_pi16.rs`).
 fn strip_pi16_additions(body: &mut Value) {
     let Some(map) = body.as_object_mut() else {
         return;
     };
+    let as_block = |content: &mut Value| {
+        if let Some(text) = content.as_str() {
+            *content = json!([{"type": "text", "text": text}]);
+        }
+    };
+    for message in map
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        as_block(&mut message["content"]);
+        for block in message["content"].as_array_mut().into_iter().flatten() {
+            if block["type"] == "tool_result" {
+                as_block(&mut block["content"]);
+                if let Some(block) = block.as_object_mut() {
+                    if block.get("is_error") == Some(&json!(false)) {
+                        block.remove("is_error");
+                    }
+                }
+            }
+        }
+    }
     if map.get("thinking") == Some(&json!({"type": "disabled"})) {
         map.remove("thinking");
     }

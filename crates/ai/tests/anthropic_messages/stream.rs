@@ -80,7 +80,7 @@ async fn streams_thinking_text_and_tool_calls_with_usage() {
     assert!((usage.cost.total - cost).abs() < 1e-12, "{:?}", usage.cost);
 
     let request = &server.requests()[0];
-    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.path, "/v1/messages?beta=true");
     assert_eq!(request.header("x-api-key"), Some(KEY));
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.header("authorization"), None);
@@ -90,7 +90,8 @@ async fn streams_thinking_text_and_tool_calls_with_usage() {
             "model": "claude-test",
             "max_tokens": 8192,
             "system": [{"type": "text", "text": "Be brief."}],
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            // A user's plain text stays a string (pi 1.6).
+            "messages": [{"role": "user", "content": "hi"}],
             "stream": true,
             // A reasoning model asked for no level: thinking off, said so (pi 1.6).
             "thinking": {"type": "disabled"},

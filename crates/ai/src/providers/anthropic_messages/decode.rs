@@ -20,8 +20,10 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    /// A decoder writing to `out`.
-    pub(crate) fn new(out: ReplyBuilder, model: &Model) -> Self {
+    /// A decoder writing to `out`; `level` is the reply's `provider_thinking_level` (the managed
+    /// effort the request asked for).
+    pub(crate) fn new(mut out: ReplyBuilder, model: &Model, level: Option<String>) -> Self {
+        out.set_provider_thinking_level(level);
         Self {
             processor: EventProcessor::new(out, model),
             deltas: BlockDeltaReader::new(),

@@ -1,4 +1,5 @@
-//! Anthropic Messages (`anthropic-messages`): `POST {baseUrl}/messages` with `stream: true`.
+//! Anthropic Messages (`anthropic-messages`): `POST {baseUrl}/messages?beta=true` (the endpoint
+//! pi's SDK client calls) with `stream: true`.
 //!
 //! - `wire`: request and stream event types.
 //! - `convert`: context → request (thinking replay, tool results, cache markers).
@@ -18,8 +19,9 @@
 //! Prompt caching follows [`StreamOptions::cache_retention`](crate::StreamOptions::cache_retention)
 //! (default short, as pi): `cache_control` markers on the system prompt, the last tool and the
 //! last block of the last user turn, so Anthropic caches the prompt up to there; `long` asks for
-//! a one-hour TTL. Model compat option (`model.compat`, camelCase JSON):
-//! `supportsLongCacheRetention` (bool; default true for api.anthropic.com, false elsewhere).
+//! a one-hour TTL. Model compat options (`model.compat`, camelCase JSON):
+//! `supportsLongCacheRetention` and `supportsCacheControlOnTools` (bools; default true, as pi
+//! 1.6).
 
 pub(crate) mod convert;
 pub mod models;
@@ -59,25 +61,40 @@ http_provider!(
     AnthropicMessagesProvider,
     API_ANTHROPIC_MESSAGES,
     prepare,
-    |out, (), model| AnthropicDecoder::new(out, model)
+    |out, level, model| AnthropicDecoder::new(out, model, level)
 );
 
+/// The query of every request: pi's Anthropic SDK calls its beta endpoint
+/// (`POST /v1/messages?beta=true`), which every host pi targets accepts.
+pub const BETA_QUERY: &str = "beta=true";
+
 /// The request (pure): the body, `x-api-key` (or the provider's own auth header),
-/// `anthropic-version` unless the model's or the options' headers set one, `anthropic-beta`
-/// ([`thinking::beta_features`]).
+/// `anthropic-version` and `anthropic-dangerous-direct-browser-access: true` (as pi's SDK
+/// client) unless the model's or the options' headers set them, `anthropic-beta`
+/// ([`thinking::beta_features`]); the URL with [`BETA_QUERY`]. The state is the managed effort
+/// of the reply (its `provider_thinking_level`).
 fn prepare(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
-) -> Result<(Prepared, ()), PrepareError> {
+) -> Result<(Prepared, Option<String>), PrepareError> {
     let error = Failure::config;
     let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let request =
         convert::build_request(model, context, options).map_err(|e| error(e.to_string()))?;
     let body = serde_json::to_vec(&request)
         .map_err(|e| error(format!("could not encode the request: {e}")))?;
+    let level = request
+        .messages
+        .last()
+        .and_then(|m| m.output_config.as_ref())
+        .map(|c| c.effort.clone());
     drop(request);
     let url = messages_url(&base_url(model, DEFAULT_BASE_URL).map_err(error)?);
+    let url = format!(
+        "{url}{}{BETA_QUERY}",
+        if url.contains('?') { '&' } else { '?' }
+    );
     let auth = key.as_ref().map(|key| {
         auth_header(&model.provider, key, |key| {
             (
@@ -90,6 +107,11 @@ fn prepare(
     headers
         .entry(HeaderName::from_static("anthropic-version"))
         .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));
+    headers
+        .entry(HeaderName::from_static(
+            "anthropic-dangerous-direct-browser-access",
+        ))
+        .or_insert(HeaderValue::from_static("true"));
     let compat = thinking::AnthropicCompat::for_model(model);
     let betas = thinking::beta_features(model, options, &compat, !context.tools.is_empty());
     if !betas.is_empty() {
@@ -97,7 +119,7 @@ fn prepare(
             .map_err(|_| error("invalid anthropic-beta header".to_string()))?;
         headers.insert(HeaderName::from_static("anthropic-beta"), value);
     }
-    Ok((Prepared::new(url, headers, body, key), ()))
+    Ok((Prepared::new(url, headers, body, key), level))
 }
 
 #[cfg(test)]

@@ -13,13 +13,23 @@
 //!   `compat.supportsEagerToolInputStreaming` is false, where the
 //!   `fine-grained-tool-streaming-2025-05-14` beta asks for the same;
 //! - `compat.allowedFallbackModels` adds `fallbacks` and the `server-side-fallback-2026-07-01`
-//!   beta.
+//!   beta;
+//! - `compat.supportsMidConvoEffort` (managed effort): the effort is set by effort markers in
+//!   the conversation (`convert.rs`), `thinking` is adaptive with
+//!   `block_binding: {"prefix_mismatch_behavior": "drop_block"}`, the top-level
+//!   `output_config.effort` stays `low` (fixed, so the cached prompt is the same at every level;
+//!   low, as an organization's effort cap may reject a higher one), with the
+//!   `mid-conversation-output-config-2026-07-01` and `thinking-binding-controls-2026-08-01`
+//!   betas; unless reasoning is off on a model that can stop thinking (then `disabled`, no
+//!   markers);
+//! - `compat.supportsMidConvoSystemMessages` with `supportsMidConvoToolChanges` and tools: the
+//!   deferred placeholder tool and the `inline-tools-2026-09-15` beta (pi's native tool changes).
 //!
 //! An `anthropic-beta` header in the model's or the options' headers replaces the list.
 
 use serde_json::Value;
 
-use super::wire::{FallbackParam, OutputConfig, ThinkingParam};
+use super::wire::{BlockBinding, FallbackParam, OutputConfig, ThinkingParam};
 use crate::options::{ReasoningLevel, StreamOptions};
 use crate::types::model::Model;
 
@@ -29,8 +39,18 @@ pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 pub const FINE_GRAINED_TOOL_STREAMING_BETA: &str = "fine-grained-tool-streaming-2025-05-14";
 /// The beta of `fallbacks`.
 pub const SERVER_SIDE_FALLBACK_BETA: &str = "server-side-fallback-2026-07-01";
+/// The beta of effort markers in the conversation.
+pub const MID_CONVERSATION_OUTPUT_CONFIG_BETA: &str = "mid-conversation-output-config-2026-07-01";
+/// The beta of `thinking.block_binding`.
+pub const THINKING_BINDING_CONTROLS_BETA: &str = "thinking-binding-controls-2026-08-01";
+/// The beta of native tool changes (the deferred placeholder tool).
+pub const INLINE_TOOLS_BETA: &str = "inline-tools-2026-09-15";
 /// `thinking.display` (pi's default; Opus 4.7 otherwise omits the thinking text).
 pub const THINKING_DISPLAY: &str = "summarized";
+/// The top-level effort of managed-effort requests.
+pub const MANAGED_TOP_LEVEL_EFFORT: &str = "low";
+/// The effort of a managed-effort request without a level that picks one.
+pub const MANAGED_DEFAULT_EFFORT: &str = "high";
 
 /// The Messages settings of a model's compat block that decide the request's shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +61,17 @@ pub struct AnthropicCompat {
     pub supports_temperature: bool,
     /// `forceAdaptiveThinking` (default false).
     pub force_adaptive_thinking: bool,
-    /// `supportsMidConvoEffort` (default false): pi never sends `temperature` to these.
+    /// `supportsMidConvoEffort` (default false): effort markers; pi never sends `temperature`
+    /// to these.
     pub mid_convo_effort: bool,
+    /// `supportsMidConvoSystemMessages` (default false).
+    pub mid_convo_system_messages: bool,
+    /// `supportsMidConvoToolChanges` (default false).
+    pub mid_convo_tool_changes: bool,
+    /// `supportsCacheControlOnTools` (default true; Fireworks takes none).
+    pub cache_control_on_tools: bool,
+    /// `supportsLongCacheRetention` (default true, as pi 1.6): `ttl: "1h"` for long retention.
+    pub long_cache_retention: bool,
     /// The ids of `allowedFallbackModels`.
     pub fallback_models: Vec<String>,
 }
@@ -72,8 +101,20 @@ impl AnthropicCompat {
             supports_temperature: flag("supportsTemperature", true),
             force_adaptive_thinking: flag("forceAdaptiveThinking", false),
             mid_convo_effort: flag("supportsMidConvoEffort", false),
+            mid_convo_system_messages: flag("supportsMidConvoSystemMessages", false),
+            mid_convo_tool_changes: flag("supportsMidConvoToolChanges", false),
+            cache_control_on_tools: flag("supportsCacheControlOnTools", true),
+            long_cache_retention: flag("supportsLongCacheRetention", true),
             fallback_models,
         }
+    }
+
+    /// Whether tool changes are native (pi's `nativeToolChanges`): the model takes
+    /// mid-conversation system messages and tool changes, and the request has tools. Such a
+    /// request declares the deferred placeholder tool after its tools, from the first request on,
+    /// so the first tool change keeps the cached prefix.
+    pub fn native_tool_changes(&self, has_tools: bool) -> bool {
+        self.mid_convo_system_messages && self.mid_convo_tool_changes && has_tools
     }
 
     /// `fallbacks` of the request.
@@ -98,6 +139,9 @@ pub enum ThinkingPlan {
     Budget(u64),
     /// Adaptive thinking at this effort.
     Adaptive(String),
+    /// Managed effort (`compat.supportsMidConvoEffort`): adaptive thinking whose effort the
+    /// conversation's markers set, this one for the reply asked for.
+    Managed(String),
 }
 
 impl ThinkingPlan {
@@ -109,12 +153,19 @@ impl ThinkingPlan {
         compat: &AnthropicCompat,
         budget: Option<u64>,
     ) -> Self {
+        let off_taken = !matches!(
+            model.thinking_level_map.as_ref().and_then(|m| m.get("off")),
+            Some(None)
+        );
+        let thinking_off = model.reasoning && options.reasoning.is_none() && off_taken;
+        if compat.mid_convo_effort && !thinking_off {
+            return Self::Managed(match options.reasoning {
+                Some(level) if compat.force_adaptive_thinking => effort(model, level),
+                _ => MANAGED_DEFAULT_EFFORT.to_string(),
+            });
+        }
         let Some(level) = options.reasoning else {
-            let off_taken = !matches!(
-                model.thinking_level_map.as_ref().and_then(|m| m.get("off")),
-                Some(None)
-            );
-            return if model.reasoning && off_taken {
+            return if thinking_off {
                 Self::Disabled
             } else {
                 Self::Unset
@@ -139,21 +190,37 @@ impl ThinkingPlan {
             kind,
             budget_tokens,
             display,
+            block_binding: None,
         };
         match self {
             Self::Unset => None,
             Self::Disabled => Some(param("disabled", None, None)),
             Self::Budget(budget) => Some(param("enabled", Some(*budget), Some(THINKING_DISPLAY))),
             Self::Adaptive(_) => Some(param("adaptive", None, Some(THINKING_DISPLAY))),
+            Self::Managed(_) => Some(ThinkingParam {
+                block_binding: Some(BlockBinding {
+                    prefix_mismatch_behavior: "drop_block",
+                }),
+                ..param("adaptive", None, Some(THINKING_DISPLAY))
+            }),
         }
     }
 
-    /// The `output_config` field (adaptive thinking only).
+    /// The `output_config` field (adaptive thinking only; fixed at
+    /// [`MANAGED_TOP_LEVEL_EFFORT`] with managed effort).
     pub fn output_config(&self) -> Option<OutputConfig> {
+        let effort = match self {
+            Self::Adaptive(effort) => effort.clone(),
+            Self::Managed(_) => MANAGED_TOP_LEVEL_EFFORT.to_string(),
+            _ => return None,
+        };
+        Some(OutputConfig { effort })
+    }
+
+    /// The effort of the reply asked for, with managed effort (the last marker's).
+    pub fn managed_effort(&self) -> Option<&str> {
         match self {
-            Self::Adaptive(effort) => Some(OutputConfig {
-                effort: effort.clone(),
-            }),
+            Self::Managed(effort) => Some(effort),
             _ => None,
         }
     }
@@ -210,6 +277,13 @@ pub fn beta_features(
     if !compat.fallback_models.is_empty() {
         features.push(SERVER_SIDE_FALLBACK_BETA);
     }
+    if compat.mid_convo_effort {
+        features.push(MID_CONVERSATION_OUTPUT_CONFIG_BETA);
+        features.push(THINKING_BINDING_CONTROLS_BETA);
+    }
+    if compat.native_tool_changes(has_tools) {
+        features.push(INLINE_TOOLS_BETA);
+    }
     features
 }
 
@@ -240,6 +314,31 @@ mod tests {
             ThinkingPlan::new(&always, &options, &compat, None),
             ThinkingPlan::Unset
         );
+    }
+
+    #[test]
+    fn managed_effort_needs_forced_adaptive_thinking_to_take_the_level() {
+        let options = StreamOptions::default().with_reasoning(ReasoningLevel::Low);
+        let budget = model(json!({"supportsMidConvoEffort": true}), json!(null));
+        let plan = ThinkingPlan::new(
+            &budget,
+            &options,
+            &AnthropicCompat::for_model(&budget),
+            None,
+        );
+        // pi passes an effort only to forceAdaptiveThinking models; the others get its default.
+        assert_eq!(plan, ThinkingPlan::Managed("high".into()));
+        let adaptive = model(
+            json!({"supportsMidConvoEffort": true, "forceAdaptiveThinking": true}),
+            json!(null),
+        );
+        let compat = AnthropicCompat::for_model(&adaptive);
+        let plan = ThinkingPlan::new(&adaptive, &options, &compat, None);
+        assert_eq!(plan.managed_effort(), Some("low"));
+        assert_eq!(plan.output_config().map(|c| c.effort), Some("low".into()));
+        // Off on a model that can stop thinking: disabled, no markers.
+        let off = ThinkingPlan::new(&adaptive, &StreamOptions::default(), &compat, None);
+        assert_eq!(off, ThinkingPlan::Disabled);
     }
 
     #[test]
