@@ -10,14 +10,12 @@ use super::input::convert_input;
 use super::wire::ResponsesRequest;
 use super::Endpoint;
 use crate::options::{CacheRetention, ReasoningSummary, StreamOptions, ToolChoice};
+use crate::output_limit::clamp_prompt_cache_key;
 use crate::types::context::{Context, Tool};
 use crate::types::model::Model;
 
 /// pi's floor for `max_output_tokens` (OpenAI rejects less than 16).
 const MIN_OUTPUT_TOKENS: u64 = 16;
-
-/// OpenAI's limit on `prompt_cache_key`, in characters.
-const PROMPT_CACHE_KEY_MAX_CHARS: usize = 64;
 
 /// The effort sent in `reasoning` while a `configuration_update` item carries the asked one.
 const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
@@ -118,7 +116,7 @@ pub fn build_request(
         include,
         prompt_cache_key: key_session
             .filter(|_| compat.send_prompt_cache_key)
-            .map(|key| key.chars().take(PROMPT_CACHE_KEY_MAX_CHARS).collect()),
+            .map(clamp_prompt_cache_key),
         prompt_cache_retention: (long && !explicit && !azure).then_some("24h"),
         prompt_cache_options: explicit
             .then(|| match retention {
