@@ -562,10 +562,12 @@ async fn reasoning_summary_turns_reasoning_on_for_responses() {
         body["reasoning"],
         json!({"effort": "low", "summary": "auto"})
     );
+    // No level asked: the model's off effort (pi 1.6), without `include`.
     let body = sent(&server, &model, &user_context("hi"), options())
         .await
         .json();
-    assert_eq!(body.get("reasoning"), None);
+    assert_eq!(body["reasoning"], json!({"effort": "none"}));
+    assert_eq!(body.get("include"), None);
 }
 
 #[tokio::test]

@@ -334,7 +334,9 @@ async fn a_recorded_multi_turn_tool_conversation_is_sent_as_recorded() {
         let server = TestServer::start(vec![Reply::sse_parts(vec![Part::Bytes(reply.clone())])])
             .await
             .unwrap();
-        let model = model_for(&server, "openai", "gpt-4o");
+        let mut model = model_for(&server, "openai", "gpt-4o");
+        // As the catalogue's OpenAI models: tools carry `strict: false`.
+        model.compat = Some(json!({"supportsStrictMode": true}));
         let (_, message) = run(&model, &context, fast_options()).await;
         assert_eq!(
             server.requests()[0].json(),
@@ -380,6 +382,7 @@ async fn a_recorded_reasoning_turn_is_replayed_from_its_thinking_signature() {
     .unwrap();
     let mut model = model_for(&server, "openai", "gpt-5.2");
     model.reasoning = true;
+    model.compat = Some(json!({"supportsStrictMode": true}));
     let mut options = fast_options();
     options.reasoning = Some(ReasoningLevel::Low);
     options.max_tokens = Some(6000);

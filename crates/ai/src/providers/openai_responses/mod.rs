@@ -2,7 +2,9 @@
 //! Responses endpoint (`provider: "xai"`, key from `XAI_API_KEY`).
 //!
 //! - `wire`: request and event types.
-//! - `convert`: context → request (input items, tools, reasoning), per-model settings.
+//! - `compat`: per-model settings (`model.compat` over `data/responses-hosts.json`).
+//! - `convert`: context and options → request (tools, reasoning, caching).
+//! - `input`: the conversation → input items (tool-call ids, replayed reasoning, tool results).
 //! - `stream`: events → reply events.
 //! - `prepare`: the request's URL, headers and body (pure), for OpenAI or Azure.
 //! - `decode`: server-sent events → `stream` (the shared transport drives it).
@@ -17,7 +19,9 @@
 //! [`ThinkingContent::thinking_signature`]: crate::ThinkingContent::thinking_signature
 
 pub mod azure;
+pub(crate) mod compat;
 pub(crate) mod convert;
+pub(crate) mod input;
 pub mod models;
 pub(crate) mod stream;
 pub(crate) mod wire;

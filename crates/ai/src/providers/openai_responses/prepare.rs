@@ -26,7 +26,7 @@ pub(crate) fn prepare(
     options: &StreamOptions,
 ) -> Result<(Prepared, ResponsesSeed), PrepareError> {
     let error = Failure::config;
-    let compat = ResponsesCompat::for_model(model).map_err(error)?;
+    let compat = ResponsesCompat::for_endpoint(model, endpoint).map_err(error)?;
     let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let azure = match endpoint {
         Endpoint::OpenAi => None,
@@ -34,20 +34,10 @@ pub(crate) fn prepare(
             azure::AzureTarget::resolve(model, |name| std::env::var(name).ok()).map_err(error)?,
         ),
     };
-    let mut request = convert::build_request(model, context, options, &compat)
-        .map_err(|e| error(e.to_string()))?;
+    let mut request = convert::build_request(endpoint, model, context, options, &compat);
     if let Some(target) = &azure {
         request.model = target.deployment.clone();
     }
-    let strict_schemas: HashMap<String, serde_json::Value> = if compat.strict_tools {
-        context
-            .tools
-            .iter()
-            .map(|t| (t.name.clone(), t.parameters.clone()))
-            .collect()
-    } else {
-        HashMap::new()
-    };
     let body = serde_json::to_vec(&request)
         .map_err(|e| error(format!("could not encode the request: {e}")))?;
     drop(request);
@@ -71,7 +61,8 @@ pub(crate) fn prepare(
         add_session_headers(&mut headers, names, session).map_err(error)?;
     }
     let seed = ResponsesSeed {
-        strict_schemas,
+        // No tool is sent strict (pi 1.6 sends `strict: false`), so no argument is cleaned.
+        strict_schemas: HashMap::new(),
         service_tier: options.service_tier,
     };
     Ok((Prepared::new(url, headers, body, key), seed))

@@ -23,13 +23,14 @@ pub struct ResponsesRequest {
     /// Sampling temperature.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
-    /// Function tools: `{type: "function", name, description, parameters, strict}`.
+    /// Function tools: `{type: "function", name, description, parameters, strict?}`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Value>,
-    /// `{effort, summary: "auto"}` for reasoning models when reasoning was asked for.
+    /// `{effort, summary}` for reasoning models when reasoning was asked for, `{effort}` (the
+    /// model's `off` value) when not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Value>,
-    /// `["reasoning.encrypted_content"]` with `reasoning`.
+    /// `["reasoning.encrypted_content"]` when reasoning is asked for (always on xAI).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<String>,
     /// Prompt cache key: the session id (unless cache retention is `none`).
@@ -38,6 +39,10 @@ pub struct ResponsesRequest {
     /// `24h` for long cache retention where supported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache_retention: Option<&'static str>,
+    /// `{mode: "explicit"}` (no caching) or `{ttl: "30m"}` (long retention) where the model
+    /// takes explicit cache modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_options: Option<Value>,
     /// Processing tier (`flex`, `priority`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_tier: Option<&'static str>,
