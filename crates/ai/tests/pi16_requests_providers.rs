@@ -322,3 +322,133 @@ async fn bedrock_claude_5_caches_and_thinks_adaptively_with_block_binding_as_pi_
         })
     );
 }
+
+// --- Shared headers: Copilot's editor headers, OpenCode's session, Responses' session ------
+
+/// The first catalogue model of `provider` on `api`, served by `server`.
+fn catalogue_model_on(provider: &str, api: &str, server: &TestServer, suffix: &str) -> Model {
+    let mut model = oxpi_ai::models::models(provider)
+        .into_iter()
+        .find(|m| m.api.as_str() == api)
+        .unwrap_or_else(|| panic!("{provider} has a model on {api}"));
+    model.base_url = format!("{}{suffix}", server.base_url());
+    model
+}
+
+#[tokio::test]
+async fn copilot_editor_headers_go_out_on_every_api_as_pi_1_6() {
+    let server = empty_server().await;
+    let apis = [
+        ("anthropic-messages", ""),
+        ("openai-responses", ""),
+        ("openai-completions", ""),
+    ];
+    let mut cases = Vec::new();
+    for (api, suffix) in apis {
+        let model = catalogue_model_on("github-copilot", api, &server, suffix);
+        // A user turn last, no image: the user started it.
+        cases.push((model.clone(), user_context("hi"), options("gh-token")));
+        // A tool result with an image last: the agent's follow-up, with vision.
+        cases.push((
+            model.clone(),
+            history(model.api.as_str(), &model.provider, &model.id, "call_1"),
+            options("gh-token"),
+        ));
+    }
+    let requests = recorded(cases, &server).await;
+    for (i, pair) in requests.chunks(2).enumerate() {
+        let (plain, follow_up) = (&pair[0], &pair[1]);
+        let api = apis[i].0;
+        assert_eq!(plain.header("x-initiator"), Some("user"), "{api}");
+        assert_eq!(
+            plain.header("openai-intent"),
+            Some("conversation-edits"),
+            "{api}"
+        );
+        assert_eq!(plain.header("copilot-vision-request"), None, "{api}");
+        assert_eq!(follow_up.header("x-initiator"), Some("agent"), "{api}");
+        assert_eq!(
+            follow_up.header("copilot-vision-request"),
+            Some("true"),
+            "{api}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn opencode_gets_its_session_header_and_responses_pis_session_id() {
+    let server = empty_server().await;
+    let session = |retention: CacheRetention| {
+        options("k")
+            .with_session_id("session-9")
+            .with_cache_retention(retention)
+    };
+    let opencode_chat = catalogue_model_on("opencode", "openai-completions", &server, "");
+    let opencode_anthropic = catalogue_model_on("opencode", "anthropic-messages", &server, "");
+    let openai = catalogue_model_on("openai", "openai-responses", &server, "");
+    let requests = recorded(
+        vec![
+            // OpenCode routes by its own header, caching or not.
+            (
+                opencode_chat,
+                user_context("hi"),
+                session(CacheRetention::None),
+            ),
+            (
+                opencode_anthropic,
+                user_context("hi"),
+                session(CacheRetention::Short),
+            ),
+            (openai, user_context("hi"), session(CacheRetention::Short)),
+        ],
+        &server,
+    )
+    .await;
+    for request in &requests[..2] {
+        assert_eq!(request.header("x-opencode-session"), Some("session-9"));
+    }
+    let responses = &requests[2];
+    assert_eq!(responses.header("x-opencode-session"), None);
+    assert_eq!(responses.header("session-id"), Some("session-9"));
+    assert_eq!(responses.header("x-client-request-id"), Some("session-9"));
+    assert_eq!(responses.header("session_id"), None);
+}
+
+#[tokio::test]
+async fn responses_session_headers_follow_the_session_affinity_format() {
+    let server = empty_server().await;
+    // OpenCode's Responses models say `sessionAffinityFormat: openai-nosession` in the catalogue.
+    let opencode = catalogue_model_on("opencode", "openai-responses", &server, "");
+    assert_eq!(
+        opencode.compat.as_ref().unwrap()["sessionAffinityFormat"],
+        "openai-nosession"
+    );
+    let mut routed = opencode.clone();
+    routed.compat = Some(json!({"sessionAffinityFormat": "openrouter"}));
+    let session = || {
+        options("k")
+            .with_session_id("session-9")
+            .with_cache_retention(CacheRetention::Short)
+    };
+    let requests = recorded(
+        vec![
+            (opencode, user_context("hi"), session()),
+            (routed, user_context("hi"), session()),
+        ],
+        &server,
+    )
+    .await;
+    let names = |r: &Recorded| {
+        [
+            "session-id",
+            "session_id",
+            "x-client-request-id",
+            "x-session-id",
+        ]
+        .into_iter()
+        .filter(|n| r.header(n).is_some())
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&requests[0]), ["x-client-request-id"]);
+    assert_eq!(names(&requests[1]), ["x-session-id"]);
+}
