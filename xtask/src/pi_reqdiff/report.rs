@@ -273,6 +273,9 @@ impl Report {
             .collect();
         rules
             .iter()
+            // A `request` row is about the build (Bedrock without its feature), not a fix: a
+            // build that sends those requests must not call it unused.
+            .filter(|rule| rule.path != "request")
             .filter(|rule| compared.iter().any(|(p, a, m)| rule.in_scope(p, a, m)))
             .filter(|rule| {
                 !seen
@@ -465,10 +468,20 @@ mod tests {
             "{text}"
         );
         let rows = explained::parse(
-            "<!-- pi-reqdiff:open:start -->\n| `deepseek/*` | `body.messages[*].reasoning_content` | a |\n| `deepseek/*` | `body.store` | b |\n| `mistral/*` | `body.store` | c |\n<!-- pi-reqdiff:open:end -->",
+            "<!-- pi-reqdiff:open:start -->\n| `deepseek/*` | `body.messages[*].reasoning_content` | a |\n| `deepseek/*` | `body.store` | b |\n| `mistral/*` | `body.store` | c |\n| `deepseek/*` | `request` | d |\n<!-- pi-reqdiff:open:end -->",
         )
         .unwrap();
         let unused: Vec<&str> = report
+            .unused(&rows)
+            .iter()
+            .map(|r| r.reason.as_str())
+            .collect();
+        assert_eq!(unused, vec!["b"]);
+        // Every case compared (a build that sends them): the `request` row is still not unused.
+        let compared_only = Report {
+            results: vec![report.results[1].clone()],
+        };
+        let unused: Vec<&str> = compared_only
             .unused(&rows)
             .iter()
             .map(|r| r.reason.as_str())
