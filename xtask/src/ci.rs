@@ -25,8 +25,9 @@ Runs, in order, stopping at the first failure:
                                        (Vertex AI credentials and Bedrock, features off by default)
   4. cargo doc --workspace --no-deps   (with RUSTDOCFLAGS=-D warnings)
   5. cargo xtask bench --quick --no-node  (the benchmark smoke run, so the bench cannot rot)
-     cargo xtask pi-reqdiff            (oxpi's requests against pi-ai 1.6.0's, when Node is
-                                       installed; a 'skipped' line otherwise)
+     cargo run -p xtask --features bedrock -- pi-reqdiff
+                                       (oxpi's requests against pi-ai 1.6.0's, Bedrock included,
+                                       when Node is installed; a 'pi-reqdiff skipped' line otherwise)
      cargo xtask pi-replay --pi 1.6    (the recorded streams through pi-ai 1.6.0, same condition)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
   7. cargo xtask labs                  (every lab once, against the configured model)
@@ -194,10 +195,22 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
     } else if let Err(reason) = crate::bench::env::Node::prepare_pi16() {
         println!("pi-reqdiff and pi-replay skipped: {reason}");
     } else {
-        println!("==> cargo xtask pi-reqdiff");
-        if !pi_reqdiff::run(root, pi_reqdiff::Options::default()).await? {
-            return Ok(false);
-        }
+        // Built with oxpi-ai's `bedrock` feature (step 3 already compiles it), so the Bedrock
+        // cases are compared too; a failed comparison fails this step.
+        cargo(
+            root,
+            &[
+                "run",
+                "--quiet",
+                "-p",
+                "xtask",
+                "--features",
+                "bedrock",
+                "--",
+                "pi-reqdiff",
+            ],
+            &[],
+        )?;
         // pi 1.6 only: its install is the one pi-reqdiff just used (0.73.1's is the bench's).
         println!("==> cargo xtask pi-replay --pi 1.6");
         if !pi_replay::run(root, pi_replay::Options::pi16_only())? {

@@ -47,6 +47,14 @@ pub struct ProviderFacts {
     /// (openai-codex: "a ChatGPT login").
     #[serde(default)]
     pub oauth_login: Option<String>,
+    /// Send GitHub Copilot's per-request editor headers on every API (pi's
+    /// `buildCopilotDynamicHeaders`: `X-Initiator`, `Openai-Intent`, `Copilot-Vision-Request`).
+    #[serde(default)]
+    pub copilot_headers: bool,
+    /// A header that carries the session id on every API whatever the cache retention (OpenCode:
+    /// `x-opencode-session`, its per-conversation routing header).
+    #[serde(default)]
+    pub session_header: Option<String>,
 }
 
 /// Which attribution headers a service reads (pi's `getAttributionHeaders`).

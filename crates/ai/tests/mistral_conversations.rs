@@ -162,11 +162,17 @@ async fn the_request_is_pis_shape() {
             "max_tokens": 1000,
             "tool_choice": "any",
             "prompt_mode": "reasoning",
+            // The session id, for Mistral's prompt cache (pi 1.6).
+            "prompt_cache_key": "s-1",
         })
     );
-    // Mistral Small takes an effort instead of the reasoning prompt mode.
+    // A model with a thinking level map (Mistral Small's, from the catalogue) takes an effort
+    // instead of the reasoning prompt mode.
     let mut small = model(&server, "mistral-small-latest");
     small.reasoning = true;
+    small.thinking_level_map = oxpi_ai::models::get_model("mistral", "mistral-small-latest")
+        .and_then(|m| m.thinking_level_map);
+    assert!(small.thinking_level_map.is_some());
     run(&small, &user_context("hi"), options).await;
     let body = server.requests()[1].json();
     assert_eq!(

@@ -304,13 +304,15 @@ async fn session_id_and_cache_retention_reach_openai_as_pi_sends_them() {
     let short = sent(&server, &responses, &context, cached(CacheRetention::Short)).await;
     assert_eq!(short.json()["prompt_cache_key"], "session-7");
     assert_eq!(short.json().get("prompt_cache_retention"), None);
-    assert_eq!(short.header("session_id"), Some("session-7"));
+    // pi 1.6's Responses header is `session-id` (Chat Completions keeps `session_id`).
+    assert_eq!(short.header("session-id"), Some("session-7"));
+    assert_eq!(short.header("session_id"), None);
     assert_eq!(short.header("x-client-request-id"), Some("session-7"));
     let long = sent(&server, &responses, &context, cached(CacheRetention::Long)).await;
     assert_eq!(long.json()["prompt_cache_retention"], "24h");
     let none = sent(&server, &responses, &context, cached(CacheRetention::None)).await;
     assert_eq!(none.json().get("prompt_cache_key"), None);
-    assert_eq!(none.header("session_id"), None);
+    assert_eq!(none.header("session-id"), None);
 
     // Chat Completions on a server that is not api.openai.com: a key only for long retention
     // where the model says the server supports it, and session headers only when asked for.

@@ -10,7 +10,7 @@ use super::server::Recorded;
 
 /// Headers left out of the comparison: they must differ between two HTTP stacks, or they are SDK
 /// telemetry that says nothing about the request (see the docs' list).
-const IGNORED_HEADERS: [&str; 9] = [
+const IGNORED_HEADERS: [&str; 10] = [
     "user-agent",
     "content-length",
     "host",
@@ -20,6 +20,8 @@ const IGNORED_HEADERS: [&str; 9] = [
     "sec-fetch-mode",
     "amz-sdk-invocation-id",
     "amz-sdk-request",
+    // The Google Gen AI SDK's name and version and Node's (`google-genai-sdk/… gl-node/…`).
+    "x-goog-api-client",
 ];
 
 /// Header name prefixes left out: SDK telemetry (`x-stainless-os`, `x-stainless-retry-count`, …).
@@ -411,6 +413,10 @@ mod tests {
                 ("User-Agent", "node"),
                 ("content-length", "10"),
                 ("x-stainless-os", "Linux"),
+                (
+                    "x-goog-api-client",
+                    "google-genai-sdk/2.32.0 gl-node/v20.20.2",
+                ),
                 ("accept", "*/*"),
                 ("sec-fetch-mode", "cors"),
                 ("x-request-id", "0f8fad5b-d9cb-469f-a165-70867728950e"),

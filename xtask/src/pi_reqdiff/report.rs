@@ -273,6 +273,9 @@ impl Report {
             .collect();
         rules
             .iter()
+            // A `request` row is about the build (Bedrock without its feature), not a fix: a
+            // build that sends those requests must not call it unused.
+            .filter(|rule| rule.path != "request")
             .filter(|rule| compared.iter().any(|(p, a, m)| rule.in_scope(p, a, m)))
             .filter(|rule| {
                 !seen
@@ -288,23 +291,27 @@ impl Report {
     }
 
     /// The printed tables: per API, per provider, the overall line and the top classes.
+    /// Percentages are of the cases both sides sent a request for ("compared"): a case only
+    /// pi sends (a ChatGPT login oxpi does not have, Bedrock in a build without it) has no oxpi
+    /// body to compare; the case count keeps them visible.
     pub(crate) fn text(&self, top: usize) -> String {
         let mut out = String::new();
         let table = |out: &mut String, title: &str, rows: &BTreeMap<String, Row>| {
             let _ = writeln!(
                 out,
-                "| {title} | cases | bodies equal | headers equal | unexplained |"
+                "| {title} | cases | compared | bodies equal | headers equal | unexplained |"
             );
-            let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+            let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
             for (name, row) in rows {
                 let _ = writeln!(
                     out,
-                    "| {name} | {} | {} ({:.0}%) | {} ({:.0}%) | {} |",
+                    "| {name} | {} | {} | {} ({:.0}%) | {} ({:.0}%) | {} |",
                     row.cases,
+                    row.compared,
                     row.bodies_equal,
-                    percent(row.bodies_equal, row.cases),
+                    percent(row.bodies_equal, row.compared),
                     row.headers_equal,
-                    percent(row.headers_equal, row.cases),
+                    percent(row.headers_equal, row.compared),
                     row.unexplained_cases
                 );
             }
@@ -315,13 +322,15 @@ impl Report {
         let total = self.total();
         let _ = writeln!(
             out,
-            "{} cases ({} compared request for request): {} bodies equal ({:.1}%), {} headers equal ({:.1}%), {} cases with a difference docs/differences-from-pi.md does not explain.\n",
+            "{} cases, {} compared request for request ({} sent by one side only): {} bodies equal ({:.1}% of the compared, {:.1}% of all cases), {} headers equal ({:.1}% of the compared), {} cases with a difference docs/differences-from-pi.md does not explain.\n",
             total.cases,
             total.compared,
+            total.cases - total.compared,
             total.bodies_equal,
+            percent(total.bodies_equal, total.compared),
             percent(total.bodies_equal, total.cases),
             total.headers_equal,
-            percent(total.headers_equal, total.cases),
+            percent(total.headers_equal, total.compared),
             total.unexplained_cases
         );
         let classes = self.classes();
@@ -363,7 +372,9 @@ impl Report {
         json!({
             "pi": "@earendil-works/pi-ai 1.6.0 (compat streamSimple)",
             "total": total.to_json(),
-            "bodiesEqualPercent": percent(total.bodies_equal, total.cases),
+            // Of the cases both sides sent a request for; of all cases in the second.
+            "bodiesEqualPercent": percent(total.bodies_equal, total.compared),
+            "bodiesEqualPercentOfAllCases": percent(total.bodies_equal, total.cases),
             "byApi": rows(self.rows(|r| &r.api)),
             "byProvider": rows(self.rows(|r| &r.provider)),
             "classes": self.classes().iter().map(|c| json!({
@@ -441,7 +452,11 @@ mod tests {
         assert_eq!(report.unexplained_cases(), 2);
         let text = report.text(10);
         assert!(
-            text.contains("| deepseek | 3 | 0 (0%) | 2 (67%) | 2 |"),
+            text.contains("| deepseek | 3 | 2 | 0 (0%) | 2 (100%) | 2 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("3 cases, 2 compared request for request (1 sent by one side only)"),
             "{text}"
         );
         assert!(
@@ -453,10 +468,20 @@ mod tests {
             "{text}"
         );
         let rows = explained::parse(
-            "<!-- pi-reqdiff:open:start -->\n| `deepseek/*` | `body.messages[*].reasoning_content` | a |\n| `deepseek/*` | `body.store` | b |\n| `mistral/*` | `body.store` | c |\n<!-- pi-reqdiff:open:end -->",
+            "<!-- pi-reqdiff:open:start -->\n| `deepseek/*` | `body.messages[*].reasoning_content` | a |\n| `deepseek/*` | `body.store` | b |\n| `mistral/*` | `body.store` | c |\n| `deepseek/*` | `request` | d |\n<!-- pi-reqdiff:open:end -->",
         )
         .unwrap();
         let unused: Vec<&str> = report
+            .unused(&rows)
+            .iter()
+            .map(|r| r.reason.as_str())
+            .collect();
+        assert_eq!(unused, vec!["b"]);
+        // Every case compared (a build that sends them): the `request` row is still not unused.
+        let compared_only = Report {
+            results: vec![report.results[1].clone()],
+        };
+        let unused: Vec<&str> = compared_only
             .unused(&rows)
             .iter()
             .map(|r| r.reason.as_str())

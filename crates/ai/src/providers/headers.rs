@@ -5,6 +5,9 @@
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 
 use crate::options::StreamOptions;
+use crate::types::content::UserContent;
+use crate::types::context::Context;
+use crate::types::message::{Message, UserMessageContent};
 
 /// Response headers as `name → value` (lowercase names; repeated headers joined with `, `;
 /// values that are not text are left out).
@@ -78,4 +81,81 @@ pub fn add_session_headers(
             .or_insert(value.clone());
     }
     Ok(())
+}
+
+/// The headers a provider's facts ask for on every API (`data/providers.json`): GitHub Copilot's
+/// editor headers ([`add_copilot_headers`]) and a provider's own session header (OpenCode's
+/// `x-opencode-session`, sent whenever there is a session id). Headers the model or the options
+/// set win.
+pub(crate) fn add_provider_headers(
+    headers: &mut HeaderMap,
+    model: &crate::types::model::Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<(), String> {
+    let Some(facts) = crate::provider_facts::facts(&model.provider) else {
+        return Ok(());
+    };
+    if facts.copilot_headers {
+        add_copilot_headers(headers, context);
+    }
+    if let (Some(name), Some(session)) = (&facts.session_header, options.session_id.as_deref()) {
+        let name = HeaderName::try_from(name.as_str())
+            .map_err(|_| format!("invalid session header name {name:?}"))?;
+        let value = HeaderValue::from_str(session).map_err(|_| {
+            "the session id contains characters not allowed in a header".to_string()
+        })?;
+        headers.entry(name).or_insert(value);
+    }
+    Ok(())
+}
+
+/// GitHub Copilot's per-request headers (pi's `buildCopilotDynamicHeaders`): `X-Initiator`
+/// (`user` when the last message is the user's, else `agent`), `Openai-Intent`, and
+/// `Copilot-Vision-Request` when a user message or tool result holds an image. Headers the
+/// model or the options set win.
+pub(crate) fn add_copilot_headers(headers: &mut HeaderMap, context: &Context) {
+    let initiator = match context.messages.last() {
+        Some(Message::User(_)) | None => "user",
+        Some(_) => "agent",
+    };
+    let image = |c: &UserContent| matches!(c, UserContent::Image(_));
+    let vision = context.messages.iter().any(|m| match m {
+        Message::User(u) => {
+            matches!(&u.content, UserMessageContent::Blocks(b) if b.iter().any(image))
+        }
+        Message::ToolResult(r) => r.content.iter().any(image),
+        _ => false,
+    });
+    let mut add = |name: &'static str, value: &'static str| {
+        headers
+            .entry(name)
+            .or_insert(HeaderValue::from_static(value));
+    };
+    add("x-initiator", initiator);
+    add("openai-intent", "conversation-edits");
+    if vision {
+        add("copilot-vision-request", "true");
+    }
+}
+
+/// The Responses API's session headers by the model's `compat.sessionAffinityFormat` (pi 1.6):
+/// `openai` (the default) `session-id` and `x-client-request-id`, `openai-nosession` only the
+/// latter, `openrouter` `x-session-id`. `send_session_id_header: false` (pi 0.73's
+/// `sendSessionIdHeader`) drops `session-id` as `openai-nosession` does.
+pub(crate) fn responses_session_headers(
+    model: &crate::types::model::Model,
+    send_session_id_header: bool,
+) -> &'static [&'static str] {
+    let format = model
+        .compat
+        .as_ref()
+        .and_then(|c| c.get("sessionAffinityFormat"))
+        .and_then(|f| f.as_str());
+    match format {
+        Some("openrouter") => &["x-session-id"],
+        Some("openai-nosession") => &["x-client-request-id"],
+        _ if !send_session_id_header => &["x-client-request-id"],
+        _ => &["session-id", "x-client-request-id"],
+    }
 }

@@ -198,7 +198,7 @@ async fn function_calls_are_complete_tool_calls_with_unique_ids() {
 /// A reply of `model` with the given blocks, as a previous turn.
 
 #[tokio::test]
-async fn generated_ids_stay_local_and_results_follow_call_order() {
+async fn results_follow_call_order_and_gemini_2_gets_no_ids() {
     let two_calls = [
         parts_chunk(json!([
             {"functionCall": {"name": "add", "args": {"x": 1}}},
@@ -243,7 +243,7 @@ async fn generated_ids_stay_local_and_results_follow_call_order() {
 }
 
 #[tokio::test]
-async fn ids_issued_by_gemini_are_echoed_to_the_same_model_only() {
+async fn call_ids_are_sent_to_gemini_3_and_later_only() {
     let server = TestServer::start(vec![
         Reply::sse(sse(&[finish_chunk("STOP")])),
         Reply::sse(sse(&[finish_chunk("STOP")])),
@@ -284,7 +284,7 @@ async fn ids_issued_by_gemini_are_echoed_to_the_same_model_only() {
             {"functionResponse": {"id": "call_966935", "name": "lookup", "response": {"output": "orchard"}}},
         ])
     );
-    // Another model: no ids, no signatures.
+    // Gemini 2.5 (another model): no ids, no signatures.
     run(&model(&server), &context, options()).await;
     let body = server.requests()[1].json();
     assert_eq!(
@@ -395,7 +395,8 @@ async fn thought_signatures_are_stored_and_replayed_to_the_same_model_only() {
             {"functionCall": {"name": "add", "args": {"x": 1}}},
         ]})
     );
-    // Gemini 3 needs a signature on every replayed call: Google's placeholder stands in.
+    // Gemini 3 needs a signature on every replayed call: Google's placeholder stands in. It
+    // also gets the call's id (pi 1.6 sends ids to Gemini 3 and later).
     run(
         &model_named(&server, "gemini-3-pro-preview"),
         &context,
@@ -405,7 +406,7 @@ async fn thought_signatures_are_stored_and_replayed_to_the_same_model_only() {
     let body = server.requests()[3].json();
     assert_eq!(
         body["contents"][1]["parts"][2],
-        json!({"functionCall": {"name": "add", "args": {"x": 1}}, "thoughtSignature": "skip_thought_signature_validator"})
+        json!({"functionCall": {"id": call.id, "name": "add", "args": {"x": 1}}, "thoughtSignature": "skip_thought_signature_validator"})
     );
 }
 
@@ -472,8 +473,9 @@ async fn request_carries_images_tools_and_tool_result_images() {
         json!({
             "contents": [
                 {"role": "user", "parts": [{"text": "look"}, {"inlineData": {"mimeType": "image/jpeg", "data": "AAAA"}}]},
-                {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "shot", "args": {}}}]},
-                {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "shot", "response": {"output": "(see attached image)"}}}]},
+                // No call ids before Gemini 3 (pi 1.6).
+                {"role": "model", "parts": [{"functionCall": {"name": "shot", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "shot", "response": {"output": "(see attached image)"}}}]},
                 {"role": "user", "parts": [{"text": "Tool result image:"}, {"inlineData": {"mimeType": "image/png", "data": "IMG"}}]},
             ],
             // A reasoning model asked for no level: thinking off, as pi 1.6 sends it.
@@ -492,6 +494,10 @@ async fn request_carries_images_tools_and_tool_result_images() {
     assert_eq!(
         body["contents"][2]["parts"][0]["functionResponse"]["parts"],
         json!([{"inlineData": {"mimeType": "image/png", "data": "IMG"}}])
+    );
+    assert_eq!(
+        body["contents"][2]["parts"][0]["functionResponse"]["id"],
+        "c1"
     );
     assert_eq!(body["contents"].as_array().map(Vec::len), Some(3));
 }

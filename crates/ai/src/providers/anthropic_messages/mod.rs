@@ -104,6 +104,8 @@ fn prepare(
         })
     });
     let mut headers = request_headers(model, options, auth).map_err(error)?;
+    crate::providers::headers::add_provider_headers(&mut headers, model, context, options)
+        .map_err(error)?;
     headers
         .entry(HeaderName::from_static("anthropic-version"))
         .or_insert(HeaderValue::from_static(ANTHROPIC_VERSION));

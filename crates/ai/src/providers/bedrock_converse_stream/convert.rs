@@ -87,20 +87,45 @@ fn candidates(model: &Model) -> Vec<String> {
         .collect()
 }
 
-/// Claude 4.x, 3.7 Sonnet and 3.5 Haiku take cache points (pi's list).
-pub fn supports_prompt_caching(model: &Model) -> bool {
-    let c = candidates(model);
-    c.iter().any(|s| s.contains("claude"))
-        && c.iter().any(|s| {
-            s.contains("-4-") || s.contains("claude-3-7-sonnet") || s.contains("claude-3-5-haiku")
-        })
-}
+/// The Claude 5 families (pi 1.6's `fable-5`, `opus-5`, `sonnet-5`, `haiku-5`).
+const CLAUDE_5: &[&str] = &["fable-5", "opus-5", "sonnet-5", "haiku-5"];
+/// Models that take `xhigh` effort and `thinking.block_binding` (pi 1.6's lists; Opus 4.6 and
+/// Sonnet 4.6 reject `block_binding`).
+const BINDING_AND_XHIGH: &[&str] = &[
+    "opus-4-7", "opus-4-8", "fable-5", "opus-5", "sonnet-5", "haiku-5",
+];
+/// Models that think adaptively (an effort instead of a budget).
+const ADAPTIVE: &[&str] = &[
+    "opus-4-6",
+    "opus-4-7",
+    "opus-4-8",
+    "sonnet-4-6",
+    "fable-5",
+    "opus-5",
+    "sonnet-5",
+    "haiku-5",
+];
+/// The beta Bedrock needs for `thinking.block_binding`.
+const THINKING_BINDING_BETA: &str = "thinking-binding-controls-2026-08-01";
 
-/// Opus 4.6/4.7 and Sonnet 4.6 think adaptively (an effort instead of a budget).
-pub fn supports_adaptive_thinking(model: &Model) -> bool {
+fn names_any(model: &Model, parts: &[&str]) -> bool {
     candidates(model)
         .iter()
-        .any(|s| s.contains("opus-4-6") || s.contains("opus-4-7") || s.contains("sonnet-4-6"))
+        .any(|s| parts.iter().any(|p| s.contains(p)))
+}
+
+/// Claude 5, Claude 4.x, 3.7 Sonnet and 3.5 Haiku take cache points (pi's list).
+pub fn supports_prompt_caching(model: &Model) -> bool {
+    names_any(model, &["claude"])
+        && names_any(
+            model,
+            &[CLAUDE_5, &["-4-", "claude-3-7-sonnet", "claude-3-5-haiku"]].concat(),
+        )
+}
+
+/// Opus 4.6 and later, Sonnet 4.6 and the Claude 5 families think adaptively.
+pub fn supports_adaptive_thinking(model: &Model) -> bool {
+    names_any(model, ADAPTIVE)
 }
 
 /// `(maxTokens, thinking budget)` as pi's `streamSimple`: budget-based Claude thinking adds the
@@ -135,7 +160,7 @@ fn output_limits(
 }
 
 fn effort(model: &Model, level: ReasoningLevel) -> String {
-    if level == ReasoningLevel::Xhigh && candidates(model).iter().any(|s| s.contains("opus-4-7")) {
+    if level == ReasoningLevel::Xhigh && names_any(model, BINDING_AND_XHIGH) {
         return "xhigh".into();
     }
     if let Some(Some(mapped)) = model
@@ -167,9 +192,18 @@ fn additional_fields(model: &Model, options: &StreamOptions, budget: Option<u64>
     if !gov {
         thinking["display"] = json!("summarized");
     }
+    let binding = !gov && supports_adaptive_thinking(model) && names_any(model, BINDING_AND_XHIGH);
+    if binding {
+        // Replayed signed thinking is bound to the prompt and tools it was made with; stale
+        // blocks are dropped instead of failing the request (as pi 1.6 asks).
+        thinking["block_binding"] = json!({"prefix_mismatch_behavior": "drop_block"});
+    }
     let mut fields = json!({"thinking": thinking});
     if supports_adaptive_thinking(model) {
         fields["output_config"] = json!({"effort": effort(model, level)});
+        if binding {
+            fields["anthropic_beta"] = json!([THINKING_BINDING_BETA]);
+        }
     } else {
         fields["anthropic_beta"] = json!(["interleaved-thinking-2025-05-14"]);
     }

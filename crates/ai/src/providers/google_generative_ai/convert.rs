@@ -10,13 +10,15 @@
 //!   Google's documented `skip_thought_signature_validator` placeholder on Gemini 3 models);
 //! - consecutive tool results → one `user` turn of `functionResponse`s (`{"output": text}` or
 //!   `{"error": text}`), in the order of the calls they answer: Gemini pairs responses with calls
-//!   by name and order. A call id the model itself issued is echoed in `functionCall.id` and
-//!   `functionResponse.id`; ids generated locally are never sent.
+//!   by name and order. Call ids go in `functionCall.id` / `functionResponse.id` only for models
+//!   that need them, as pi 1.6 decides ([`requires_call_id`]: Gemini 3 and later, and the Claude
+//!   and gpt-oss models Google serves), with other APIs' ids cut to `[a-zA-Z0-9_-]{1,64}`;
+//! - tool-result images sit inside `functionResponse.parts` where the model takes multimodal
+//!   function responses ([`multimodal_function_response`]), else in a following user turn.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::stream::is_generated_id;
 use super::wire::{
     Content, FunctionCall, FunctionResponse, GenerateContentRequest, GenerationConfig, Part,
 };
@@ -127,11 +129,57 @@ struct SentCall {
     sent_id: Option<String>,
 }
 
+/// The major version of a `gemini-N…` / `gemini-live-N…` model id.
+fn gemini_major_version(model_id: &str) -> Option<u32> {
+    let id = model_id.to_ascii_lowercase();
+    let rest = id
+        .strip_prefix("gemini-live-")
+        .or_else(|| id.strip_prefix("gemini-"))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Whether function calls and responses carry their call id for `model_id` (pi 1.6's
+/// `requiresToolCallId`): Gemini 3 and later, and Claude and gpt-oss models on Google's APIs.
+pub fn requires_call_id(model_id: &str) -> bool {
+    model_id.starts_with("claude-")
+        || model_id.starts_with("gpt-oss-")
+        || gemini_major_version(model_id).is_some_and(|v| v >= 3)
+}
+
+/// Whether tool-result images go inside `functionResponse.parts` (Gemini 3 and later, and models
+/// whose id names no Gemini version); older Gemini models get them in a separate user turn.
+pub fn multimodal_function_response(model_id: &str) -> bool {
+    gemini_major_version(model_id).is_none_or(|v| v >= 3)
+}
+
+/// A call id as Google takes it: characters outside `[a-zA-Z0-9_-]` become `_`, at most 64.
+fn normalize_call_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
 /// Converts the conversation into `contents`.
 pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
     let images = model.input.contains(&InputKind::Image);
     let gemini3 = model.id.to_ascii_lowercase().contains("gemini-3");
-    let messages = transform_messages(&context.messages, model, str::to_string);
+    let with_ids = requires_call_id(&model.id);
+    let nested_images = multimodal_function_response(&model.id);
+    let messages = transform_messages(&context.messages, model, |id| {
+        if with_ids {
+            normalize_call_id(id)
+        } else {
+            id.to_string()
+        }
+    });
     let mut contents: Vec<Content> = Vec::with_capacity(messages.len());
     let mut calls: Vec<SentCall> = Vec::new();
     let mut index = 0;
@@ -149,7 +197,7 @@ pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
                 push(&mut contents, "user", parts);
             }
             Message::Assistant(assistant) => {
-                let (parts, sent) = model_parts(assistant, model, gemini3);
+                let (parts, sent) = model_parts(assistant, model, gemini3, with_ids);
                 calls = sent;
                 push(&mut contents, "model", parts);
             }
@@ -166,7 +214,7 @@ pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
                         .unwrap_or(usize::MAX)
                 };
                 results.sort_by_key(|r| position(r));
-                let (parts, extra) = response_parts(&results, &calls, images, gemini3);
+                let (parts, extra) = response_parts(&results, &calls, images, nested_images);
                 push(&mut contents, "user", parts);
                 push(&mut contents, "user", extra);
             }
@@ -209,9 +257,10 @@ fn model_parts(
     assistant: &AssistantMessage,
     model: &Model,
     gemini3: bool,
+    with_ids: bool,
 ) -> (Vec<Part>, Vec<SentCall>) {
     // transform_messages already removed other models' signatures and thinking; the check here
-    // only decides whether a call id came from this model.
+    // only decides whether a call needs the Gemini 3 placeholder signature.
     let same = is_same_model(assistant, model);
     let mut parts = Vec::new();
     let mut calls = Vec::new();
@@ -241,7 +290,7 @@ fn model_parts(
                 });
             }
             AssistantContent::ToolCall(call) => {
-                let sent_id = (same && !is_generated_id(&call.id)).then(|| call.id.clone());
+                let sent_id = with_ids.then(|| call.id.clone());
                 // The model's own calls are replayed as streamed (Gemini 3 signs only the first
                 // of parallel calls); calls from elsewhere carry no signature at all.
                 let signature = call
@@ -273,7 +322,7 @@ fn response_parts(
     results: &[&ToolResultMessage],
     calls: &[SentCall],
     images: bool,
-    gemini3: bool,
+    nested_images: bool,
 ) -> (Vec<Part>, Vec<Part>) {
     let mut parts = Vec::with_capacity(results.len());
     let mut extra = Vec::new();
@@ -299,7 +348,7 @@ fn response_parts(
         let mut nested = Vec::new();
         if images && !result_images.is_empty() {
             let image_parts = result_images.iter().map(|img| image_part(img));
-            if gemini3 {
+            if nested_images {
                 nested.extend(image_parts);
             } else {
                 if extra.is_empty() {

@@ -82,7 +82,9 @@ fn prepare(
             key.expose().to_string(),
         )
     });
-    let headers = request_headers(model, options, auth).map_err(error)?;
+    let mut headers = request_headers(model, options, auth).map_err(error)?;
+    crate::providers::headers::add_provider_headers(&mut headers, model, context, options)
+        .map_err(error)?;
     Ok((Prepared::new(url, headers, body, key), ()))
 }
 

@@ -40,11 +40,6 @@ pub fn generate_call_id() -> String {
     format!("{GENERATED_ID_PREFIX}{:016x}{n:x}", hasher.finish())
 }
 
-/// True for ids made by [`generate_call_id`] (never sent back to Gemini).
-pub fn is_generated_id(id: &str) -> bool {
-    id.starts_with(GENERATED_ID_PREFIX)
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Open {
     Text,

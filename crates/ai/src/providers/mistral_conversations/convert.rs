@@ -1,23 +1,107 @@
 //! Context → Mistral chat request, as pi's `mistral-conversations` writes it: thinking replayed
 //! as `thinking` chunks, tool results as text with a `[tool error] ` prefix, 9-character tool
-//! call ids, `prompt_mode: "reasoning"` or `reasoning_effort` for reasoning models.
+//! call ids, `reasoning_effort` for reasoning models with a `thinking_level_map` (its `off`
+//! entry when no level is asked) and `prompt_mode: "reasoning"` for the other reasoning models,
+//! the session id as `prompt_cache_key` unless caching is off.
+
+use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
 use super::wire::ChatRequest;
-use crate::options::{StreamOptions, ToolChoice};
-use crate::transform::{mistral_tool_id, transform_messages};
+use crate::options::{CacheRetention, ReasoningLevel, StreamOptions, ToolChoice};
+use crate::providers::openai_responses::replay::short_hash;
+use crate::transform::transform_messages;
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
 use crate::types::message::{Message, ToolResultMessage, UserMessageContent};
 use crate::types::model::{InputKind, Model};
 
-/// Models that take `reasoning_effort` (the others reason with `prompt_mode: "reasoning"`).
-const EFFORT_MODELS: &[&str] = &[
-    "mistral-small-2603",
-    "mistral-small-latest",
-    "mistral-medium-3.5",
-];
+/// The length of a Mistral tool-call id.
+const TOOL_ID_LENGTH: usize = 9;
+
+/// pi 1.6's Mistral id for `id` at `attempt` (0 first, more after a collision): the id's letters
+/// and digits when they are exactly nine, else the first nine of pi's `shortHash` of them.
+fn derive_tool_id(id: &str, attempt: usize) -> String {
+    let letters: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
+    if attempt == 0 && letters.len() == TOOL_ID_LENGTH {
+        return letters;
+    }
+    let base = if letters.is_empty() { id } else { &letters };
+    let seed = if attempt == 0 {
+        base.to_string()
+    } else {
+        format!("{base}:{attempt}")
+    };
+    short_hash(&seed)
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(TOOL_ID_LENGTH)
+        .collect()
+}
+
+/// Maps each tool-call id of one request to a distinct Mistral id ([`derive_tool_id`]).
+#[derive(Default)]
+struct ToolIds {
+    ids: HashMap<String, String>,
+    owners: HashMap<String, String>,
+}
+
+impl ToolIds {
+    fn map(&mut self, id: &str) -> String {
+        if let Some(known) = self.ids.get(id) {
+            return known.clone();
+        }
+        // Bounded: each attempt seeds a different hash; the limit only guards against a loop.
+        let mut candidate = derive_tool_id(id, 0);
+        for attempt in 1..=1000 {
+            match self.owners.get(&candidate) {
+                Some(owner) if owner != id => candidate = derive_tool_id(id, attempt),
+                _ => break,
+            }
+        }
+        self.ids.insert(id.to_string(), candidate.clone());
+        self.owners.insert(candidate.clone(), id.to_string());
+        candidate
+    }
+}
+
+/// `reasoning_effort` and `prompt_mode` as pi 1.6 chooses them: the level clamped to what the
+/// model takes; with a `thinking_level_map`, the level's entry (`high` when it has none) or the
+/// `off` entry without a level; without a map, `prompt_mode: "reasoning"` when a level is asked.
+fn reasoning_fields(
+    model: &Model,
+    level: Option<ReasoningLevel>,
+) -> (Option<&'static str>, Option<String>) {
+    if !model.reasoning {
+        return (None, None);
+    }
+    let level = level.and_then(|l| l.clamped_for(model, false));
+    match &model.thinking_level_map {
+        Some(map) => {
+            let effort = match level {
+                Some(level) => Some(
+                    map.get(level.as_str())
+                        .cloned()
+                        .flatten()
+                        .unwrap_or_else(|| "high".to_string()),
+                ),
+                None => map.get("off").cloned().flatten(),
+            };
+            (None, effort)
+        }
+        None => (level.map(|_| "reasoning"), None),
+    }
+}
+
+/// Whether the session id goes out as `prompt_cache_key` / `x-affinity`: a session id and
+/// caching not turned off.
+pub fn prompt_caching(options: &StreamOptions) -> Option<&str> {
+    options
+        .session_id
+        .as_deref()
+        .filter(|_| options.resolved_cache_retention() != CacheRetention::None)
+}
 
 /// Text in place of images a model does not accept.
 pub const IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
@@ -29,7 +113,8 @@ pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) 
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
     }
-    for message in transform_messages(&context.messages, model, mistral_tool_id).iter() {
+    let mut ids = ToolIds::default();
+    for message in transform_messages(&context.messages, model, |id| ids.map(id)).iter() {
         if let Some(converted) = convert_message(message, images) {
             messages.push(converted);
         }
@@ -45,8 +130,7 @@ pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) 
             }})
         })
         .collect();
-    let reasoning = options.reasoning.filter(|_| model.reasoning);
-    let effort_model = EFFORT_MODELS.contains(&model.id.as_str());
+    let (prompt_mode, reasoning_effort) = reasoning_fields(model, options.reasoning);
     ChatRequest {
         model: model.id.clone(),
         stream: true,
@@ -60,14 +144,9 @@ pub fn build_request(model: &Model, context: &Context, options: &StreamOptions) 
             ToolChoice::Required => json!("any"),
             ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
         }),
-        prompt_mode: reasoning.filter(|_| !effort_model).map(|_| "reasoning"),
-        reasoning_effort: reasoning.filter(|_| effort_model).map(|level| {
-            model
-                .thinking_level_map
-                .as_ref()
-                .and_then(|map| map.get(level.as_str()).cloned().flatten())
-                .unwrap_or_else(|| "high".to_string())
-        }),
+        prompt_mode,
+        reasoning_effort,
+        prompt_cache_key: prompt_caching(options).map(str::to_string),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Mistral (`mistral-conversations`): Mistral's chat API as pi drives it.
 //! `POST {baseUrl}/v1/chat/completions` (pi's catalogue gives `https://api.mistral.ai`; a base URL
 //! ending in `/v1` is used as it is), `Authorization: Bearer` from `MISTRAL_API_KEY`, the session
-//! id as `x-affinity` (Mistral's prefix-cache routing).
+//! id as `x-affinity` (Mistral's prefix-cache routing) and `prompt_cache_key` unless cache
+//! retention is `none`.
 //!
 //! - `wire`: the request.
 //! - `convert`: context → request (thinking chunks, `[tool error]` results, 9-character ids).
@@ -61,7 +62,7 @@ fn prepare(
         .as_ref()
         .map(|key| (AUTHORIZATION, format!("Bearer {}", key.expose())));
     let mut headers = request_headers(model, options, auth).map_err(error)?;
-    if let Some(session) = options.session_id.as_deref() {
+    if let Some(session) = convert::prompt_caching(options) {
         add_session_headers(&mut headers, &["x-affinity"], session).map_err(error)?;
     }
     let seed = ChatSeed {

@@ -29,7 +29,10 @@ pub struct ChatRequest {
     /// `reasoning` for Magistral-style reasoning models.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_mode: Option<&'static str>,
-    /// Effort, for the models that take one (Mistral Small 2603, Medium 3.5).
+    /// Effort, for the models with a `thinking_level_map`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
+    /// The session id, for Mistral's prompt cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key: Option<String>,
 }

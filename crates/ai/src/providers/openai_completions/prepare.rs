@@ -1,19 +1,19 @@
 //! Context and options → the Chat Completions request: URL, headers (authentication, pi's
 //! session-affinity headers), JSON body. Pure: no I/O, testable without a socket.
 
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION};
+use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION};
 
 use super::compat::{OpenAiCompat, SessionAffinityFormat};
 use super::convert;
 use crate::failure::Failure;
 use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::auth::{auth_header, required_api_key};
-use crate::providers::headers::{add_session_headers, request_headers};
+use crate::providers::headers::{
+    add_copilot_headers, add_provider_headers, add_session_headers, request_headers,
+};
 use crate::providers::transport::{PrepareError, Prepared};
 use crate::providers::url::base_url;
-use crate::types::content::UserContent;
 use crate::types::context::Context;
-use crate::types::message::{Message, UserMessageContent};
 use crate::types::model::Model;
 
 /// What the decoder of a prepared request needs to know.
@@ -51,6 +51,7 @@ pub(crate) fn prepare(
     if compat.copilot_headers {
         add_copilot_headers(&mut headers, context);
     }
+    add_provider_headers(&mut headers, model, context, options).map_err(error)?;
     let session = options.session_id.as_deref().filter(|_| {
         compat.send_session_affinity_headers
             && options.resolved_cache_retention() != CacheRetention::None
@@ -72,33 +73,4 @@ pub(crate) fn prepare(
         compat,
     };
     Ok((Prepared::new(url, headers, body, key), seed))
-}
-
-/// GitHub Copilot's per-request headers (pi's `buildCopilotDynamicHeaders`): `X-Initiator`
-/// (`user` when the last message is the user's, else `agent`), `Openai-Intent`, and
-/// `Copilot-Vision-Request` when a user message or tool result holds an image. Headers the
-/// model or the options set win.
-fn add_copilot_headers(headers: &mut HeaderMap, context: &Context) {
-    let initiator = match context.messages.last() {
-        Some(Message::User(_)) | None => "user",
-        Some(_) => "agent",
-    };
-    let image = |c: &UserContent| matches!(c, UserContent::Image(_));
-    let vision = context.messages.iter().any(|m| match m {
-        Message::User(u) => {
-            matches!(&u.content, UserMessageContent::Blocks(b) if b.iter().any(image))
-        }
-        Message::ToolResult(r) => r.content.iter().any(image),
-        _ => false,
-    });
-    let mut add = |name: &'static str, value: &'static str| {
-        headers
-            .entry(name)
-            .or_insert(HeaderValue::from_static(value));
-    };
-    add("x-initiator", initiator);
-    add("openai-intent", "conversation-edits");
-    if vision {
-        add("copilot-vision-request", "true");
-    }
 }

@@ -12,7 +12,9 @@ use super::{azure, Endpoint};
 use crate::failure::Failure;
 use crate::options::StreamOptions;
 use crate::providers::auth::{auth_header, required_api_key};
-use crate::providers::headers::{add_session_headers, request_headers};
+use crate::providers::headers::{
+    add_provider_headers, add_session_headers, request_headers, responses_session_headers,
+};
 use crate::providers::transport::{PrepareError, Prepared};
 use crate::providers::url::base_url;
 use crate::types::context::Context;
@@ -52,12 +54,12 @@ pub(crate) fn prepare(
         Endpoint::Azure => (HeaderName::from_static("api-key"), key.expose().to_string()),
     });
     let mut headers = request_headers(model, options, auth).map_err(error)?;
-    if let Some(session) = convert::cache_session_id(options) {
-        let names: &[&'static str] = if compat.send_session_id_header {
-            &["session_id", "x-client-request-id"]
-        } else {
-            &["x-client-request-id"]
-        };
+    add_provider_headers(&mut headers, model, context, options).map_err(error)?;
+    // pi 1.6's Responses headers: `session-id` (hyphen) and `x-client-request-id`; its Azure
+    // provider sends none.
+    let session = convert::cache_session_id(options).filter(|_| azure.is_none());
+    if let Some(session) = session {
+        let names = responses_session_headers(model, compat.send_session_id_header);
         add_session_headers(&mut headers, names, session).map_err(error)?;
     }
     let seed = ResponsesSeed {
