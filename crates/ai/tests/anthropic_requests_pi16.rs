@@ -387,3 +387,53 @@ async fn requests_go_to_the_sdks_beta_endpoint_with_its_browser_header() {
         Some("false")
     );
 }
+
+#[tokio::test]
+async fn the_session_id_goes_in_the_hosts_affinity_header_when_caching() {
+    let server = server().await;
+    // Fireworks: compat `sendSessionAffinityHeaders`; OpenRouter: pi's default by provider,
+    // as OpenRouter's `x-session-id`; Anthropic itself: none.
+    let fireworks = catalogue_model(
+        "fireworks",
+        "accounts/fireworks/models/deepseek-v4p1-flash",
+        &server,
+    );
+    let openrouter = catalogue_model("openrouter", "anthropic/claude-fable-5", &server);
+    let anthropic = catalogue_model("anthropic", "claude-sonnet-4-5", &server);
+    let hi = Context::new("sys").with_message(Message::user("hi"));
+    let session = |retention| {
+        options()
+            .with_cache_retention(retention)
+            .with_session_id("session-42")
+    };
+    let requests = recorded(
+        vec![
+            (
+                fireworks.clone(),
+                hi.clone(),
+                session(CacheRetention::Short),
+            ),
+            (fireworks, hi.clone(), session(CacheRetention::None)),
+            (openrouter, hi.clone(), session(CacheRetention::Short)),
+            (anthropic, hi, session(CacheRetention::Short)),
+        ],
+        &server,
+    )
+    .await;
+    let affinity = |r: &Recorded| {
+        (
+            r.header("x-session-affinity").map(str::to_string),
+            r.header("x-session-id").map(str::to_string),
+        )
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        requests.iter().map(affinity).collect::<Vec<_>>(),
+        vec![
+            (some("session-42"), None),
+            (None, None),
+            (None, some("session-42")),
+            (None, None),
+        ]
+    );
+}

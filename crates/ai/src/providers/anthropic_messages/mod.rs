@@ -37,7 +37,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use self::decode::AnthropicDecoder;
 use super::transport::{PrepareError, Prepared};
 use crate::failure::Failure;
-use crate::options::StreamOptions;
+use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::auth::{auth_header, required_api_key};
 use crate::providers::headers::request_headers;
 use crate::providers::url::base_url;
@@ -115,6 +115,14 @@ fn prepare(
         ))
         .or_insert(HeaderValue::from_static("true"));
     let compat = thinking::AnthropicCompat::for_model(model);
+    let session = options
+        .session_id
+        .as_deref()
+        .filter(|_| options.resolved_cache_retention() != CacheRetention::None);
+    if let (Some(name), Some(session)) = (compat.session_affinity_header, session) {
+        crate::providers::headers::add_session_headers(&mut headers, &[name], session)
+            .map_err(error)?;
+    }
     let betas = thinking::beta_features(model, options, &compat, !context.tools.is_empty());
     if !betas.is_empty() {
         let value = HeaderValue::try_from(betas.join(","))

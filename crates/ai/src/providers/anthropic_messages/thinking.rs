@@ -74,6 +74,54 @@ pub struct AnthropicCompat {
     pub long_cache_retention: bool,
     /// The ids of `allowedFallbackModels`.
     pub fallback_models: Vec<String>,
+    /// The header that carries the session id when caching is on (`sendSessionAffinityHeaders`,
+    /// `sessionAffinityFormat`): `x-session-affinity`, OpenRouter's `x-session-id`, or none.
+    pub session_affinity_header: Option<&'static str>,
+}
+
+/// Host rules of `data/anthropic-hosts.json`: compat defaults pi keeps in code by provider name.
+const HOSTS_JSON: &str = include_str!("../../../data/anthropic-hosts.json");
+
+/// One rule of `data/anthropic-hosts.json`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HostRule {
+    /// What the rule is for (documentation only).
+    #[allow(dead_code)]
+    about: String,
+    /// Provider names it applies to.
+    providers: Vec<String>,
+    /// Pieces of the (lowercased) base URL it applies to.
+    hosts: Vec<String>,
+    /// The compat defaults it gives (a model's own compat block wins).
+    compat: serde_json::Map<String, Value>,
+}
+
+/// The rules, parsed on first use (a file that does not parse gives none and a log error; the
+/// tests catch it).
+fn host_rules() -> &'static [HostRule] {
+    static RULES: std::sync::OnceLock<Vec<HostRule>> = std::sync::OnceLock::new();
+    RULES.get_or_init(|| {
+        serde_json::from_str(HOSTS_JSON).unwrap_or_else(|e| {
+            tracing::error!("data/anthropic-hosts.json does not parse: {e}");
+            Vec::new()
+        })
+    })
+}
+
+/// The compat value `name` of the model, else of the first host rule that matches it.
+fn compat_value<'a>(model: &'a Model, name: &str) -> Option<&'a Value> {
+    if let Some(value) = model.compat.as_ref().and_then(|c| c.get(name)) {
+        return Some(value);
+    }
+    let url = model.base_url.to_ascii_lowercase();
+    host_rules()
+        .iter()
+        .filter(|rule| {
+            rule.providers.contains(&model.provider)
+                || rule.hosts.iter().any(|h| url.contains(h.as_str()))
+        })
+        .find_map(|rule| rule.compat.get(name))
 }
 
 impl AnthropicCompat {
@@ -106,6 +154,7 @@ impl AnthropicCompat {
             cache_control_on_tools: flag("supportsCacheControlOnTools", true),
             long_cache_retention: flag("supportsLongCacheRetention", true),
             fallback_models,
+            session_affinity_header: session_affinity_header(model),
         }
     }
 
@@ -125,6 +174,18 @@ impl AnthropicCompat {
                 model: model.clone(),
             })
             .collect()
+    }
+}
+
+/// pi 1.6's session-affinity header of an Anthropic-format model, if it sends one.
+fn session_affinity_header(model: &Model) -> Option<&'static str> {
+    let send = compat_value(model, "sendSessionAffinityHeaders").and_then(Value::as_bool);
+    if send != Some(true) {
+        return None;
+    }
+    match compat_value(model, "sessionAffinityFormat").and_then(Value::as_str) {
+        Some("openrouter") => Some("x-session-id"),
+        _ => Some("x-session-affinity"),
     }
 }
 
