@@ -30,6 +30,11 @@ pub enum CompactionReason {
     /// The application asked ([`SessionBinding::compact`](crate::SessionBinding::compact),
     /// pi's `"manual"`).
     Manual,
+    /// No compaction: the session's context could not be given to a request or to the idle
+    /// agent (it holds a message oxpi-ai cannot hold), so the agent went on with its own
+    /// history; the outcome's `error` says which message and why. pi has no such case (its
+    /// agent is built from the session).
+    ContextUnusable,
 }
 
 /// One compaction a bound session attempted.
@@ -204,9 +209,11 @@ impl AutoCompaction {
                     .with_context(AgentContext::new(messages, request.context.tools.clone())),
             ),
             Err(e) => {
-                lock(&shared).record(CompactionOutcome {
-                    reason: CompactionReason::Threshold,
-                    context_tokens: 0,
+                let mut shared = lock(&shared);
+                let tokens = context_tokens(&shared.session);
+                shared.record(CompactionOutcome {
+                    reason: CompactionReason::ContextUnusable,
+                    context_tokens: tokens,
                     entry_id: None,
                     error: Some(format!("the request keeps the agent's context: {e}")),
                     will_retry: false,

@@ -244,6 +244,40 @@ fn starts_turn(entry: &Projected<'_>) -> bool {
     entry.0.entry_type() != EntryType::Compaction && entry.1.iter().any(is_turn_start)
 }
 
+/// Whether the entries after a cut are a recovery's hidden attempt and nothing else (pi's
+/// `isRecoveryOmissionSuffix`): at least one assistant reply a context edit left out, every
+/// other entry invisible to the context, no compaction, and no edit that replaces content of
+/// an entry still shown. The cut then moves past its entry (the last input sent), so a prompt
+/// that alone exceeds the budget is summarized rather than kept to overflow again.
+fn only_hidden_attempts_after(suffix: &[Projected<'_>]) -> bool {
+    let visible_by_itself = |(entry, _): &Projected<'_>| {
+        entry.entry_type() != EntryType::ContextEdit && !context::entry_messages(entry).is_empty()
+    };
+    let omitted =
+        |projected: &Projected<'_>| visible_by_itself(projected) && projected.1.is_empty();
+    let omitted_ids: Vec<&str> = suffix
+        .iter()
+        .filter(|p| omitted(p))
+        .filter_map(|(entry, _)| entry.id())
+        .collect();
+    let replaces_shown = suffix.iter().any(|(entry, _)| {
+        entry.entry_type() == EntryType::ContextEdit
+            && entry.get("replacement").is_some_and(|r| !r.is_null())
+            && !entry
+                .str_field("targetId")
+                .is_some_and(|target| omitted_ids.contains(&target))
+    });
+    !replaces_shown
+        && suffix.iter().any(|p| {
+            p.0.entry_type() == EntryType::Message
+                && p.0.message_role() == Some("assistant")
+                && omitted(p)
+        })
+        && suffix.iter().all(|p| {
+            p.0.entry_type() != EntryType::Compaction && (!visible_by_itself(p) || omitted(p))
+        })
+}
+
 /// Where the kept part starts (pi's `findCutPoint` over the projected entries).
 struct CutPoint {
     first_kept: usize,
@@ -270,6 +304,7 @@ fn find_cut_point(
     };
     let mut cut = first;
     let mut accumulated = 0;
+    let mut exceeded = false;
     for i in (start..end).rev() {
         let tokens: u64 = entries[i].1.iter().map(estimate_tokens).sum();
         if tokens == 0 {
@@ -277,6 +312,7 @@ fn find_cut_point(
         }
         accumulated += tokens;
         if accumulated >= keep_recent {
+            exceeded = true;
             // The nearest cut point at or after this entry: a run of tool results larger than
             // the budget keeps the call they answer.
             cut = cut_points
@@ -286,6 +322,9 @@ fn find_cut_point(
                 .unwrap_or(cut_points[cut_points.len() - 1]);
             break;
         }
+    }
+    if exceeded && only_hidden_attempts_after(&entries[cut + 1..end]) {
+        cut += 1;
     }
     // Entries that add nothing to the context just before the cut are kept with it.
     while cut > start {

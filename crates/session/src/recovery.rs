@@ -120,11 +120,17 @@ impl SessionBinding {
             .map_err(|e| e.to_string())
     }
 
+    /// Records why a recovery gave up.
     fn give_up(&self, error: String) {
+        self.record_failure(CompactionReason::Overflow, error);
+    }
+
+    /// Records a failure that appended no compaction.
+    fn record_failure(&self, reason: CompactionReason, error: String) {
         let mut shared = lock(&self.shared);
         let tokens = context_tokens(&shared.session);
         shared.record(CompactionOutcome {
-            reason: CompactionReason::Overflow,
+            reason,
             context_tokens: tokens,
             entry_id: None,
             error: Some(error),
@@ -207,7 +213,10 @@ impl SessionBinding {
         // The agent is idle: its history becomes the session's context, compacted during the
         // run or after it, so the next prompt starts from it.
         if let Err(e) = self.give_context(agent) {
-            self.give_up(format!("the agent keeps its history: {e}"));
+            self.record_failure(
+                CompactionReason::ContextUnusable,
+                format!("the agent keeps its history: {e}"),
+            );
         }
         Ok(())
     }

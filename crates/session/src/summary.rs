@@ -10,8 +10,8 @@
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use oxpi_ai::{
-    AssistantContent, CacheRetention, Context, Message, Model, ProviderRegistry, StopReason,
-    StreamOptions,
+    AssistantContent, CacheRetention, Context, Message, Model, ProviderRegistry, ReasoningLevel,
+    StopReason, StreamOptions,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -282,7 +282,11 @@ where
 /// (the update prompt when a previous summary is handed on), a second short summary of a
 /// split turn's start (merged after a `---` line), appends the files read and modified, and
 /// writes `{readFiles, modifiedFiles}` as the entry's details. Requests go without prompt
-/// caching and with a fresh session id unless the options template has one.
+/// caching and with a fresh session id unless the options template has one. As pi 1.6's
+/// (#9512) they ask for the model's output limit, fitted into the window by oxpi-ai; a
+/// `max_tokens` in the template can only lower it. The reasoning level is the agent's
+/// thinking level ([`with_thinking_level`](Self::with_thinking_level)), sent only to a
+/// reasoning model, as pi's `createSummarizationOptions`.
 ///
 /// ```
 /// use oxpi_session::{ModelSummarizer, Summarizer};
@@ -342,6 +346,34 @@ impl ModelSummarizer {
         self
     }
 
+    /// Sets the thinking level summaries are made with (the agent's, pi's `thinkingLevel`;
+    /// `None` is off): the template's `reasoning`, sent only when the model reasons.
+    pub fn with_thinking_level(mut self, level: Option<ReasoningLevel>) -> Self {
+        self.options.reasoning = level;
+        self
+    }
+
+    /// The options of one summary request: the template's, without prompt caching, with a
+    /// session id, a `max_tokens` no more than the model's (unset: the model's, as pi),
+    /// reasoning only for a model that reasons.
+    fn request_options(&self, cancel: &CancellationToken) -> StreamOptions {
+        let mut options = self.options.clone();
+        options.cancel = cancel.child_token();
+        options.cache_retention = Some(CacheRetention::None);
+        if options.session_id.is_none() {
+            options.session_id = Some(uuid::Uuid::now_v7().to_string());
+        }
+        if let Some(requested) = options.max_tokens.filter(|&m| m > 0) {
+            if self.model.max_tokens > 0 {
+                options.max_tokens = Some(requested.min(self.model.max_tokens));
+            }
+        }
+        if !self.model.reasoning {
+            options.reasoning = None;
+        }
+        options
+    }
+
     async fn ask(
         &self,
         prompt: String,
@@ -349,12 +381,7 @@ impl ModelSummarizer {
     ) -> Result<(String, oxpi_ai::Usage), SummarizeError> {
         let mut context = Context::new(SUMMARY_SYSTEM_PROMPT);
         context.messages = vec![Message::user(prompt)].into();
-        let mut options = self.options.clone();
-        options.cancel = cancel.child_token();
-        options.cache_retention = Some(CacheRetention::None);
-        if options.session_id.is_none() {
-            options.session_id = Some(uuid::Uuid::now_v7().to_string());
-        }
+        let options = self.request_options(cancel);
         let stream = match &self.registry {
             Some(registry) => registry.stream(&self.model, &context, options),
             None => ProviderRegistry::builtins().stream(&self.model, &context, options),

@@ -306,3 +306,84 @@ fn tokens_before_come_from_the_last_reported_usage_and_file_lists_carry_on_as_pi
     }
     same_preparations_as_pi(&prefix, &s, &[300, 900]);
 }
+
+fn failed_reply(ts: i64) -> Value {
+    json!({"role": "assistant", "content": [], "api": "faux", "provider": "faux", "model": "faux-1",
+           "stopReason": "error", "errorMessage": "prompt is too long: 250000 tokens > 200000 maximum",
+           "timestamp": ts,
+           "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}})
+}
+
+/// A session ending in a large prompt whose reply failed and was left out of the context by a
+/// context edit (the state overflow recovery compacts in).
+fn hidden_attempt_session(d: &common::Dirs) -> (SessionManager, String, String) {
+    let mut s = long_session(d, 4, 400);
+    let prompt = s
+        .append_message_json(
+            json!({"role": "user", "content": "p".repeat(2_000), "timestamp": 100}),
+        )
+        .expect("prompt");
+    let attempt = s.append_message_json(failed_reply(101)).expect("attempt");
+    s.append_context_edit(&attempt, None).expect("edit");
+    (s, prompt, attempt)
+}
+
+#[test]
+fn the_cut_moves_past_a_hidden_failed_attempt_as_pi_s() {
+    let d = common::dirs();
+    let (s, prompt, attempt) = hidden_attempt_session(&d);
+    // The prompt alone (500 tokens) exceeds the budget: pi moves the cut onto the hidden
+    // attempt, so the prompt is summarized as the start of the split turn.
+    let p = prepare_compaction(&s, &CompactionSettings::new().keep_recent_tokens(300))
+        .expect("prepared");
+    assert_eq!(p.first_kept_entry_id, attempt);
+    assert_eq!(p.turn_prefix_messages.len(), 1);
+    assert_eq!(p.turn_prefix_messages[0]["content"], "p".repeat(2_000));
+    assert!(p
+        .messages_to_summarize
+        .iter()
+        .all(|m| m["content"] != "p".repeat(2_000)));
+    // A budget the prompt does not reach keeps the cut where it was, before the prompt.
+    let p = prepare_compaction(&s, &CompactionSettings::new().keep_recent_tokens(900))
+        .expect("prepared");
+    assert_ne!(p.first_kept_entry_id, attempt);
+    assert_ne!(p.first_kept_entry_id, prompt);
+
+    if let Some(prefix) = common::pi::pi("the_cut_moves_past_a_hidden_failed_attempt_as_pi_s") {
+        same_preparations_as_pi(&prefix, &s, &[1, 300, 499, 500, 900, 5_000]);
+    }
+}
+
+#[test]
+fn unsent_input_or_a_visible_reply_after_the_cut_keeps_it_as_pi_s() {
+    let d = common::dirs();
+    // A prompt typed after the hidden attempt is input not yet answered: the budget is
+    // reached at the failed prompt, and the cut stays there.
+    let (mut s, prompt, _) = hidden_attempt_session(&d);
+    s.append_message_json(json!({"role": "user", "content": "q".repeat(1_200), "timestamp": 102}))
+        .expect("unsent");
+    let p = prepare_compaction(&s, &CompactionSettings::new().keep_recent_tokens(800))
+        .expect("prepared");
+    assert_eq!(p.first_kept_entry_id, prompt);
+    assert!(p.turn_prefix_messages.is_empty());
+    // An attempt replaced (not omitted) by its edit is visible: nothing is hidden.
+    let d2 = common::dirs();
+    let mut r = long_session(&d2, 4, 400);
+    let prompt = r
+        .append_message_json(
+            json!({"role": "user", "content": "p".repeat(2_000), "timestamp": 100}),
+        )
+        .expect("prompt");
+    let failed = r.append_message_json(failed_reply(101)).expect("attempt");
+    r.append_context_edit(&failed, Some(json!({"content": "x"})))
+        .expect("edit");
+    let p = prepare_compaction(&r, &CompactionSettings::new().keep_recent_tokens(300))
+        .expect("prepared");
+    assert_eq!(p.first_kept_entry_id, prompt);
+
+    if let Some(prefix) = common::pi::pi("unsent_input_or_a_visible_reply_after_the_cut") {
+        same_preparations_as_pi(&prefix, &s, &[300, 800, 900]);
+        same_preparations_as_pi(&prefix, &r, &[300, 900]);
+    }
+}

@@ -273,3 +273,50 @@ async fn an_unknown_window_never_triggers_a_threshold_compaction() {
     assert_eq!(binding.take_compactions().0, Vec::new());
     assert_eq!(faux.call_count(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_the_agent_cannot_use_is_reported_as_such_not_as_a_compaction() {
+    let d = common::dirs();
+    let (agent, binding, script, _auto, _) = setup(&d, |_| FauxReply::text("fine"));
+    // A message no oxpi-ai message can hold, appended after binding (pi keeps unknown roles).
+    binding
+        .with_session(|s| {
+            s.append_message_json(json!({"role": "hologram", "content": "x", "timestamp": 7}))
+        })
+        .expect("append");
+    binding.prompt(&agent, PROMPT).await.expect("prompt");
+
+    // The request went out with the agent's own history, and the run ended normally.
+    assert_eq!(script.requests.lock().expect("requests").len(), 1);
+    let (outcomes, _) = binding.take_compactions();
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    // Before the request: the session's context could not be sent; no threshold was crossed.
+    assert_eq!(outcomes[0].reason, CompactionReason::ContextUnusable);
+    assert!(
+        outcomes[0].error.as_deref().is_some_and(|e| e
+            .contains("the request keeps the agent's context")
+            && e.contains("hologram")),
+        "{:?}",
+        outcomes[0]
+    );
+    // After the run: the idle agent keeps its history; nothing overflowed.
+    assert_eq!(outcomes[1].reason, CompactionReason::ContextUnusable);
+    assert!(
+        outcomes[1]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("the agent keeps its history") && e.contains("hologram")),
+        "{:?}",
+        outcomes[1]
+    );
+    for outcome in &outcomes {
+        assert_eq!(outcome.entry_id, None);
+        assert!(!outcome.will_retry);
+        assert!(outcome.context_tokens > 0, "{outcome:?}");
+    }
+    assert_eq!(
+        script.summaries.lock().map(|n| *n).expect("summaries"),
+        0,
+        "nothing was compacted"
+    );
+}

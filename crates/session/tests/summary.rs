@@ -105,3 +105,132 @@ async fn a_summary_is_appended_with_pi_s_fields() {
     );
     assert!(entry.get("usage").is_some());
 }
+
+/// A one-shot Chat Completions server: answers one request with a summary as SSE and hands
+/// back the request's JSON body.
+fn summary_server() -> (String, std::thread::JoinHandle<serde_json::Value>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .expect("timeout");
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("header");
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.trim().parse().expect("length");
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).expect("body");
+        let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+            format!(
+                "data: {}\n\n",
+                json!({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            )
+        };
+        let events = format!(
+            "{}{}data: [DONE]\n\n",
+            chunk(
+                json!({"role": "assistant", "content": "## Goal\nKeep going."}),
+                json!(null)
+            ),
+            chunk(json!({}), json!("stop")),
+        );
+        let mut stream = stream;
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{events}"
+        )
+        .expect("reply");
+        serde_json::from_slice(&body).expect("json body")
+    });
+    (url, handle)
+}
+
+/// The body of the summary request `summarizer` sends for a short session.
+async fn summary_request(summarizer: impl FnOnce(String) -> ModelSummarizer) -> serde_json::Value {
+    let d = common::dirs();
+    let mut s =
+        SessionManager::create(&d.cwd, &d.sessions, NewSessionOptions::new()).expect("create");
+    for t in 0..4 {
+        s.append_message(&Message::user(format!("{t} {}", "u".repeat(400))))
+            .expect("user");
+    }
+    let (url, server) = summary_server();
+    let summarizer = summarizer(url);
+    let id = compact_with(
+        &mut s,
+        &CompactionSettings::new().keep_recent_tokens(50),
+        &summarizer,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("compact");
+    assert!(id.is_some());
+    tokio::task::spawn_blocking(move || server.join().expect("server"))
+        .await
+        .expect("join")
+}
+
+fn reasoning_model(url: &str) -> oxpi_ai::Model {
+    let mut model = oxpi_ai::Model::openai_compatible(url, "m");
+    model.reasoning = true;
+    model.max_tokens = 2_000;
+    model
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summary_asks_at_most_the_models_output_limit_with_the_agents_thinking_level() {
+    // The template asks for more than the model gives: the request asks for the model's limit.
+    let body = summary_request(|url| {
+        ModelSummarizer::new(reasoning_model(&url))
+            .with_options(oxpi_ai::StreamOptions::default().with_max_tokens(50_000))
+            .with_thinking_level(Some(oxpi_ai::ReasoningLevel::High))
+    })
+    .await;
+    let limit = body.get("max_completion_tokens").or(body.get("max_tokens"));
+    assert_eq!(limit, Some(&json!(2_000)), "{body}");
+    assert_eq!(body["reasoning_effort"], "high", "{body}");
+    assert_eq!(body["messages"][0]["role"], "system", "{body}");
+
+    // No limit in the template: the model's (pi 1.6 asks for it, #9512); a lower one stays.
+    let body = summary_request(|url| ModelSummarizer::new(reasoning_model(&url))).await;
+    let limit = body.get("max_completion_tokens").or(body.get("max_tokens"));
+    assert_eq!(limit, Some(&json!(2_000)), "{body}");
+    assert!(
+        body.get("reasoning_effort").is_none(),
+        "thinking off: {body}"
+    );
+    let body = summary_request(|url| {
+        ModelSummarizer::new(reasoning_model(&url))
+            .with_options(oxpi_ai::StreamOptions::default().with_max_tokens(700))
+    })
+    .await;
+    let limit = body.get("max_completion_tokens").or(body.get("max_tokens"));
+    assert_eq!(limit, Some(&json!(700)), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_does_not_reason_gets_no_reasoning_level_in_a_summary_request() {
+    let body = summary_request(|url| {
+        let mut model = reasoning_model(&url);
+        model.reasoning = false;
+        ModelSummarizer::new(model).with_thinking_level(Some(oxpi_ai::ReasoningLevel::High))
+    })
+    .await;
+    assert!(body.get("reasoning_effort").is_none(), "{body}");
+    assert!(body.get("reasoning").is_none(), "{body}");
+    assert!(body.get("thinking").is_none(), "{body}");
+}
