@@ -1,9 +1,12 @@
-//! Messages: system, user, assistant and tool result, in pi-ai 1.6's JSON shape.
+//! Messages: system, user, assistant and tool result, in pi-ai 1.6's JSON shape, and the
+//! app-defined kinds of an agent's transcript ([`CustomMessage`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+pub use super::custom::{CustomMessage, CustomMessageError, LLM_ROLES};
 
 use super::content::{AssistantContent, ToolCall, UserContent};
 use super::record::{AssistantMessageDiagnostic, DeferredHandle, NestedToolCalls};
@@ -261,7 +264,12 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
 }
 
 /// A message in a conversation, tagged by `role` as in pi-ai.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// [`Message::Custom`] is pi-agent-core's `CustomAgentMessages`: an application's own kind in an
+/// agent's transcript (any other `role`), which the agent's default `convert_to_llm` leaves out
+/// and [`Context::for_request`](super::context::Context::for_request) drops, so no provider ever
+/// receives one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     /// System instructions and tool changes (pi 1.6's transcript form of the system prompt).
@@ -272,17 +280,60 @@ pub enum Message {
     Assistant(AssistantMessage),
     /// A tool's result.
     ToolResult(ToolResultMessage),
+    /// An app-defined kind (any role but the four above), kept for the application only.
+    #[serde(untagged)]
+    Custom(CustomMessage),
+}
+
+impl<'de> Deserialize<'de> for Message {
+    /// The four roles a model reads parse into their structs (a bad field is an error); any
+    /// other string role is a [`Message::Custom`].
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(tag = "role", rename_all = "camelCase")]
+        enum Llm {
+            System(SystemMessage),
+            User(UserMessage),
+            Assistant(AssistantMessage),
+            ToolResult(ToolResultMessage),
+        }
+        use serde::de::Error;
+        let object = Map::<String, Value>::deserialize(deserializer)?;
+        match object.get("role") {
+            Some(Value::String(role)) if LLM_ROLES.contains(&role.as_str()) => {
+                let message = Llm::deserialize(Value::Object(object)).map_err(D::Error::custom)?;
+                Ok(match message {
+                    Llm::System(m) => Self::System(m),
+                    Llm::User(m) => Self::User(m),
+                    Llm::Assistant(m) => Self::Assistant(m),
+                    Llm::ToolResult(m) => Self::ToolResult(m),
+                })
+            }
+            Some(_) => CustomMessage::from_value(Value::Object(object))
+                .map(Self::Custom)
+                .map_err(D::Error::custom),
+            None => Err(D::Error::missing_field("role")),
+        }
+    }
 }
 
 impl Message {
-    /// The role string pi uses: `system`, `user`, `assistant` or `toolResult`.
-    pub fn role(&self) -> &'static str {
+    /// The role string pi uses: `system`, `user`, `assistant`, `toolResult`, or an app-defined
+    /// message's own.
+    pub fn role(&self) -> &str {
         match self {
             Self::System(_) => "system",
             Self::User(_) => "user",
             Self::Assistant(_) => "assistant",
             Self::ToolResult(_) => "toolResult",
+            Self::Custom(m) => m.role(),
         }
+    }
+
+    /// True for the four kinds a model reads (pi-agent-core's default `convertToLlm` keeps
+    /// exactly these).
+    pub fn is_llm(&self) -> bool {
+        !matches!(self, Self::Custom(_))
     }
 
     /// A user text message stamped now.
@@ -312,5 +363,11 @@ impl From<AssistantMessage> for Message {
 impl From<ToolResultMessage> for Message {
     fn from(m: ToolResultMessage) -> Self {
         Self::ToolResult(m)
+    }
+}
+
+impl From<CustomMessage> for Message {
+    fn from(m: CustomMessage) -> Self {
+        Self::Custom(m)
     }
 }

@@ -184,6 +184,7 @@ pub fn convert_messages(
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
             Message::System(_) => {}
+            Message::Custom(_) => {} // dropped by `Context::for_request`
             Message::User(user) => {
                 let content: Vec<ContentBlock> = match &user.content {
                     UserMessageContent::Text(text) => text_block(text).into_iter().collect(),
