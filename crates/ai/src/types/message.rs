@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use super::custom::{CustomMessage, CustomMessageError, LLM_ROLES};
 
@@ -286,9 +286,22 @@ pub enum Message {
 }
 
 impl<'de> Deserialize<'de> for Message {
-    /// The four roles a model reads parse into their structs (a bad field is an error); any
-    /// other string role is a [`Message::Custom`].
+    /// The four roles a model reads parse into their structs (a bad field is an error naming
+    /// it); any other string role is a [`Message::Custom`].
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        /// serde buffers the input once (keeping every object's key order, which `Sections`
+        /// needs) and tries the roles; anything else lands in `Other`.
+        #[derive(Deserialize)]
+        #[serde(tag = "role", rename_all = "camelCase")]
+        enum Wire {
+            System(SystemMessage),
+            User(UserMessage),
+            Assistant(AssistantMessage),
+            ToolResult(ToolResultMessage),
+            #[serde(untagged)]
+            Other(Value),
+        }
         #[derive(Deserialize)]
         #[serde(tag = "role", rename_all = "camelCase")]
         enum Llm {
@@ -297,22 +310,30 @@ impl<'de> Deserialize<'de> for Message {
             Assistant(AssistantMessage),
             ToolResult(ToolResultMessage),
         }
-        use serde::de::Error;
-        let object = Map::<String, Value>::deserialize(deserializer)?;
-        match object.get("role") {
+        let from_llm = |message: Llm| match message {
+            Llm::System(m) => Self::System(m),
+            Llm::User(m) => Self::User(m),
+            Llm::Assistant(m) => Self::Assistant(m),
+            Llm::ToolResult(m) => Self::ToolResult(m),
+        };
+        let other = match Wire::deserialize(deserializer)? {
+            Wire::System(m) => return Ok(Self::System(m)),
+            Wire::User(m) => return Ok(Self::User(m)),
+            Wire::Assistant(m) => return Ok(Self::Assistant(m)),
+            Wire::ToolResult(m) => return Ok(Self::ToolResult(m)),
+            Wire::Other(other) => other,
+        };
+        match other.get("role") {
+            // A model's role that did not parse: parse it again for the error naming the field.
             Some(Value::String(role)) if LLM_ROLES.contains(&role.as_str()) => {
-                let message = Llm::deserialize(Value::Object(object)).map_err(D::Error::custom)?;
-                Ok(match message {
-                    Llm::System(m) => Self::System(m),
-                    Llm::User(m) => Self::User(m),
-                    Llm::Assistant(m) => Self::Assistant(m),
-                    Llm::ToolResult(m) => Self::ToolResult(m),
-                })
+                Llm::deserialize(other)
+                    .map(from_llm)
+                    .map_err(D::Error::custom)
             }
-            Some(_) => CustomMessage::from_value(Value::Object(object))
+            None if other.is_object() => Err(D::Error::missing_field("role")),
+            _ => CustomMessage::from_value(other)
                 .map(Self::Custom)
                 .map_err(D::Error::custom),
-            None => Err(D::Error::missing_field("role")),
         }
     }
 }
