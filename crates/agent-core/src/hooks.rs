@@ -26,7 +26,32 @@ pub type TransformContextFn = Arc<
         + Sync,
 >;
 
-/// Converts the agent's messages to the messages sent to the model (after `transform_context`).
+/// Converts the agent's messages to the messages sent to the model (after `transform_context`),
+/// as pi's `convertToLlm`: e.g. an app-defined [`Message::Custom`] made into a user message.
+/// Without one, the agent keeps the four kinds a model reads and leaves app-defined messages out
+/// (pi's default). Whatever it returns, an app-defined message still in it is left out of the
+/// request: no provider ever receives one.
+///
+/// ```
+/// use oxpi_agent_core::AgentOptions;
+/// use oxpi_ai::{Message, UserMessage, UserMessageContent};
+/// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+/// // pi's coding agent sends an extension's `custom` message as a user message.
+/// let options = AgentOptions::new(model).with_convert_to_llm(|messages| {
+///     messages
+///         .iter()
+///         .map(|m| match m {
+///             Message::Custom(c) if c.role() == "custom" => Message::User(UserMessage {
+///                 content: serde_json::from_value(c.get("content").cloned().unwrap_or_default())
+///                     .unwrap_or(UserMessageContent::Text(String::new())),
+///                 timestamp: c.timestamp(),
+///             }),
+///             other => other.clone(),
+///         })
+///         .collect()
+/// });
+/// assert!(options.convert_to_llm.is_some());
+/// ```
 pub type ConvertToLlmFn = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
 
 /// Decides, after validation, whether a tool call may run. The hook is raced against the run's

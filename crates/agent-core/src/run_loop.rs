@@ -289,6 +289,15 @@ fn max_turns_text(max_turns: usize, wants_more: bool, queued: usize) -> String {
     }
 }
 
+/// The messages a model reads: app-defined ones ([`Message::Custom`]) left out, the history
+/// shared as it is when it holds none.
+fn llm_only(messages: Arc<Vec<Message>>) -> Arc<Vec<Message>> {
+    if messages.iter().all(Message::is_llm) {
+        return messages;
+    }
+    Arc::new(messages.iter().filter(|m| m.is_llm()).cloned().collect())
+}
+
 fn stream_fn_panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     format!("The stream_fn panicked: {}", panic_text(panic))
 }
@@ -393,6 +402,9 @@ async fn request_reply(
             .map_err(|e| ended_without_request(inner, run, StopReason::Error, e))?;
         context.messages = Arc::new(converted);
     }
+    // pi's default convertToLlm keeps the four kinds a model reads; after a custom one, what it
+    // left app-defined is dropped too (pi's type allows none), so a stream_fn never sees one.
+    context.messages = llm_only(context.messages);
     if cancel.is_cancelled() {
         return Err(ended_without_request(
             inner,

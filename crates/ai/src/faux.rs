@@ -165,11 +165,13 @@ impl Seen {
             roles: context
                 .messages
                 .iter()
-                .map(|m| match m {
-                    crate::Message::System(_) => 3,
-                    crate::Message::User(_) => 0,
-                    crate::Message::Assistant(_) => 1,
-                    crate::Message::ToolResult(_) => 2,
+                .filter_map(|m| match m {
+                    crate::Message::System(_) => Some(3),
+                    crate::Message::User(_) => Some(0),
+                    crate::Message::Assistant(_) => Some(1),
+                    crate::Message::ToolResult(_) => Some(2),
+                    // Never sent (`Context::for_request` drops them), so never seen.
+                    crate::Message::Custom(_) => None,
                 })
                 .collect(),
             tools: context.tools.iter().map(|t| t.name.clone()).collect(),

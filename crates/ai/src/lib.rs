@@ -71,8 +71,8 @@ pub use types::content::{
 };
 pub use types::context::{Context, Tool};
 pub use types::message::{
-    now_millis, AssistantMessage, Message, StopReason, ToolResultMessage, UserMessage,
-    UserMessageContent,
+    now_millis, AssistantMessage, CustomMessage, CustomMessageError, Message, StopReason,
+    ToolResultMessage, UserMessage, UserMessageContent,
 };
 pub use types::model::{
     CostTier, ImageLimits, ImageResize, InputKind, InputLimits, Model, ModelCost, PromptCache,

@@ -164,6 +164,7 @@ fn timestamp(message: &Message) -> i64 {
         Message::User(m) => m.timestamp,
         Message::Assistant(m) => m.timestamp,
         Message::ToolResult(m) => m.timestamp,
+        Message::Custom(m) => m.timestamp(),
     }
 }
 
@@ -211,6 +212,7 @@ fn message_tokens(message: &Message) -> u64 {
             UserMessageContent::Blocks(blocks) => content_chars(blocks),
         }),
         Message::ToolResult(result) => tokens_of_chars(content_chars(&result.content)),
+        Message::Custom(_) => 0, // never sent (`Context::for_request`)
         Message::Assistant(assistant) => tokens_of_chars(
             assistant
                 .content

@@ -121,6 +121,8 @@ pub fn transform_messages(
                 dropped_calls.clear();
                 out.push(message.clone());
             }
+            // Never sent to a model (`Context::for_request` drops them before a provider).
+            Message::Custom(_) => {}
         }
     }
     close_open(&mut out, &mut open);

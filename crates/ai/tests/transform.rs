@@ -231,10 +231,8 @@ fn a_system_message_between_a_call_and_its_result_moves_after_the_result() {
         system.clone(),
         user("next"),
     ];
-    let roles: Vec<&str> = transform_messages(&messages, &target(), str::to_string)
-        .iter()
-        .map(Message::role)
-        .collect();
+    let transformed = transform_messages(&messages, &target(), str::to_string);
+    let roles: Vec<&str> = transformed.iter().map(Message::role).collect();
     assert_eq!(
         roles,
         [

@@ -69,7 +69,8 @@ impl RequestLog {
     pub fn stream_fn(&self) -> StreamFn {
         let log = self.clone();
         Arc::new(move |model, context, options| {
-            let request_roles = roles(&context.messages);
+            let request_roles: Vec<&'static str> =
+                context.messages.iter().map(request_role).collect();
             let count = {
                 let mut requests = log.0.lock().unwrap_or_else(|p| p.into_inner());
                 requests.push(request_roles.clone());
@@ -94,8 +95,20 @@ pub fn fresh_code() -> String {
     format!("read-{:06}", hasher.finish() % 1_000_000)
 }
 
+/// A request message's role, for the log (an app-defined message never reaches a request:
+/// the agent leaves it out; it would be logged as `custom`).
+fn request_role(message: &Message) -> &'static str {
+    match message {
+        Message::System(_) => "system",
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        Message::ToolResult(_) => "toolResult",
+        Message::Custom(_) => "custom",
+    }
+}
+
 /// The roles of `messages`, in order.
-pub fn roles(messages: &[Message]) -> Vec<&'static str> {
+pub fn roles(messages: &[Message]) -> Vec<&str> {
     messages.iter().map(Message::role).collect()
 }
 
@@ -159,7 +172,7 @@ pub fn check_pairing(history: &[Message]) -> Result<(), String> {
                 }
                 expected.remove(0);
             }
-            Message::User(_) | Message::System(_) => {}
+            Message::User(_) | Message::System(_) | Message::Custom(_) => {}
         }
     }
     match expected.first() {

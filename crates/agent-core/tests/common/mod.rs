@@ -175,7 +175,7 @@ pub fn check_event_grammar(events: &[AgentEvent]) -> Result<(), String> {
     }
     let mut in_run = false;
     let mut in_turn = false;
-    let mut open_message: Option<&'static str> = None;
+    let mut open_message: Option<&str> = None;
     let mut open_tools: Vec<String> = Vec::new();
     for (i, event) in events.iter().enumerate() {
         if let Some(role) = open_message {
@@ -263,7 +263,7 @@ pub fn assert_pairing(messages: &[Message]) {
     let mut i = 0;
     while i < messages.len() {
         match &messages[i] {
-            Message::User(_) | Message::System(_) => i += 1,
+            Message::User(_) | Message::System(_) | Message::Custom(_) => i += 1,
             Message::ToolResult(r) => panic!(
                 "orphan tool result {:?} at index {i}; roles: {}",
                 r.tool_call_id,
@@ -301,9 +301,19 @@ pub fn assert_pairing(messages: &[Message]) {
     }
 }
 
-/// The role of each message.
+/// The role of each message (`custom` for every app-defined kind).
 pub fn roles(messages: &[Message]) -> Vec<&'static str> {
-    messages.iter().map(Message::role).collect()
+    messages.iter().map(role_name).collect()
+}
+
+fn role_name(message: &Message) -> &'static str {
+    match message {
+        Message::System(_) => "system",
+        Message::User(_) => "user",
+        Message::Assistant(_) => "assistant",
+        Message::ToolResult(_) => "toolResult",
+        Message::Custom(_) => "custom",
+    }
 }
 
 /// The tool results, in order.

@@ -1,9 +1,12 @@
-//! Messages: system, user, assistant and tool result, in pi-ai 1.6's JSON shape.
+//! Messages: system, user, assistant and tool result, in pi-ai 1.6's JSON shape, and the
+//! app-defined kinds of an agent's transcript ([`CustomMessage`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+pub use super::custom::{CustomMessage, CustomMessageError, LLM_ROLES};
 
 use super::content::{AssistantContent, ToolCall, UserContent};
 use super::record::{AssistantMessageDiagnostic, DeferredHandle, NestedToolCalls};
@@ -261,7 +264,12 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<V
 }
 
 /// A message in a conversation, tagged by `role` as in pi-ai.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// [`Message::Custom`] is pi-agent-core's `CustomAgentMessages`: an application's own kind in an
+/// agent's transcript (any other `role`), which the agent's default `convert_to_llm` leaves out
+/// and [`Context::for_request`](super::context::Context::for_request) drops, so no provider ever
+/// receives one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role", rename_all = "camelCase")]
 pub enum Message {
     /// System instructions and tool changes (pi 1.6's transcript form of the system prompt).
@@ -272,17 +280,81 @@ pub enum Message {
     Assistant(AssistantMessage),
     /// A tool's result.
     ToolResult(ToolResultMessage),
+    /// An app-defined kind (any role but the four above), kept for the application only.
+    #[serde(untagged)]
+    Custom(CustomMessage),
+}
+
+impl<'de> Deserialize<'de> for Message {
+    /// The four roles a model reads parse into their structs (a bad field is an error naming
+    /// it); any other string role is a [`Message::Custom`].
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        /// serde buffers the input once (keeping every object's key order, which `Sections`
+        /// needs) and tries the roles; anything else lands in `Other`.
+        #[derive(Deserialize)]
+        #[serde(tag = "role", rename_all = "camelCase")]
+        enum Wire {
+            System(SystemMessage),
+            User(UserMessage),
+            Assistant(AssistantMessage),
+            ToolResult(ToolResultMessage),
+            #[serde(untagged)]
+            Other(Value),
+        }
+        #[derive(Deserialize)]
+        #[serde(tag = "role", rename_all = "camelCase")]
+        enum Llm {
+            System(SystemMessage),
+            User(UserMessage),
+            Assistant(AssistantMessage),
+            ToolResult(ToolResultMessage),
+        }
+        let from_llm = |message: Llm| match message {
+            Llm::System(m) => Self::System(m),
+            Llm::User(m) => Self::User(m),
+            Llm::Assistant(m) => Self::Assistant(m),
+            Llm::ToolResult(m) => Self::ToolResult(m),
+        };
+        let other = match Wire::deserialize(deserializer)? {
+            Wire::System(m) => return Ok(Self::System(m)),
+            Wire::User(m) => return Ok(Self::User(m)),
+            Wire::Assistant(m) => return Ok(Self::Assistant(m)),
+            Wire::ToolResult(m) => return Ok(Self::ToolResult(m)),
+            Wire::Other(other) => other,
+        };
+        match other.get("role") {
+            // A model's role that did not parse: parse it again for the error naming the field.
+            Some(Value::String(role)) if LLM_ROLES.contains(&role.as_str()) => {
+                Llm::deserialize(other)
+                    .map(from_llm)
+                    .map_err(D::Error::custom)
+            }
+            None if other.is_object() => Err(D::Error::missing_field("role")),
+            _ => CustomMessage::from_value(other)
+                .map(Self::Custom)
+                .map_err(D::Error::custom),
+        }
+    }
 }
 
 impl Message {
-    /// The role string pi uses: `system`, `user`, `assistant` or `toolResult`.
-    pub fn role(&self) -> &'static str {
+    /// The role string pi uses: `system`, `user`, `assistant`, `toolResult`, or an app-defined
+    /// message's own.
+    pub fn role(&self) -> &str {
         match self {
             Self::System(_) => "system",
             Self::User(_) => "user",
             Self::Assistant(_) => "assistant",
             Self::ToolResult(_) => "toolResult",
+            Self::Custom(m) => m.role(),
         }
+    }
+
+    /// True for the four kinds a model reads (pi-agent-core's default `convertToLlm` keeps
+    /// exactly these).
+    pub fn is_llm(&self) -> bool {
+        !matches!(self, Self::Custom(_))
     }
 
     /// A user text message stamped now.
@@ -312,5 +384,11 @@ impl From<AssistantMessage> for Message {
 impl From<ToolResultMessage> for Message {
     fn from(m: ToolResultMessage) -> Self {
         Self::ToolResult(m)
+    }
+}
+
+impl From<CustomMessage> for Message {
+    fn from(m: CustomMessage) -> Self {
+        Self::Custom(m)
     }
 }

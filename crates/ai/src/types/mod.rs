@@ -2,6 +2,7 @@
 
 pub mod content;
 pub mod context;
+pub mod custom;
 pub mod message;
 pub mod model;
 pub mod record;

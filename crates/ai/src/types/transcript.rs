@@ -141,26 +141,35 @@ impl Context {
     /// What a provider sends (pi's rule for APIs without mid-conversation system messages):
     /// the system prompt and the tools replayed from the context's system messages (after
     /// `system_prompt` and `tools`, which count as a leading one), and the conversation
-    /// without any system message. A context with no system message is returned as it is.
+    /// without any system message and without any app-defined message ([`Message::Custom`]: no
+    /// provider ever receives one). A context with neither is returned as it is.
     pub fn for_request(&self) -> Cow<'_, Context> {
-        if !self
+        let system = self
             .messages
             .iter()
-            .any(|m| matches!(m, Message::System(_)))
-        {
+            .any(|m| matches!(m, Message::System(_)));
+        let custom = self.messages.iter().any(|m| !m.is_llm());
+        if !system && !custom {
             return Cow::Borrowed(self);
+        }
+        let conversation = |messages: Vec<Message>| {
+            messages
+                .into_iter()
+                .filter(|m| m.is_llm() && !matches!(m, Message::System(_)))
+                .collect::<Vec<_>>()
+        };
+        if !system {
+            return Cow::Owned(Context {
+                messages: Arc::new(conversation(self.messages.to_vec())),
+                ..self.clone()
+            });
         }
         let transcript = self.normalized_messages();
         let prompt = current_system_prompt(&transcript);
         Cow::Owned(Context {
             system_prompt: (!prompt.is_empty()).then_some(prompt),
             tools: current_tools(&transcript),
-            messages: Arc::new(
-                transcript
-                    .into_iter()
-                    .filter(|m| !matches!(m, Message::System(_)))
-                    .collect(),
-            ),
+            messages: Arc::new(conversation(transcript)),
         })
     }
 }

@@ -296,6 +296,7 @@ fn convert_messages(
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
             Message::System(_) => {}
+            Message::Custom(_) => {} // dropped by `Context::for_request`
             Message::User(user) => {
                 let content = match &user.content {
                     UserMessageContent::Text(text) => vec![json!({"text": text})],

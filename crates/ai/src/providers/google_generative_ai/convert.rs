@@ -189,6 +189,7 @@ pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
             Message::System(_) => {}
+            Message::Custom(_) => {} // dropped by `Context::for_request`
             Message::User(user) => {
                 let parts = match &user.content {
                     UserMessageContent::Text(text) => text_part(text).into_iter().collect(),

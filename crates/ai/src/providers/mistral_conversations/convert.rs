@@ -155,6 +155,7 @@ fn convert_message(message: &Message, images: bool) -> Option<Value> {
         // Replayed into the prompt and tools before a provider sees the context
         // (`Context::for_request`).
         Message::System(_) => None,
+        Message::Custom(_) => None, // dropped by `Context::for_request`
         Message::User(user) => match &user.content {
             UserMessageContent::Text(text) => Some(json!({"role": "user", "content": text})),
             UserMessageContent::Blocks(blocks) => {

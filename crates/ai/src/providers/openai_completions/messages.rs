@@ -46,6 +46,7 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
             Message::System(_) => {}
+            Message::Custom(_) => {} // dropped by `Context::for_request`
             Message::User(user) => {
                 if last_was_tool && compat.requires_assistant_after_tool_result {
                     out.push(json!({"role": "assistant", "content": BRIDGE}));

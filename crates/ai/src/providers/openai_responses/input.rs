@@ -124,6 +124,7 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
             // Replayed into the prompt and tools before a provider sees the context
             // (`Context::for_request`).
             Message::System(_) => {}
+            Message::Custom(_) => {} // dropped by `Context::for_request`
             Message::User(user) => {
                 let parts = match &user.content {
                     UserMessageContent::Text(text) => {
