@@ -12,6 +12,7 @@ use crate::event::AgentEvent;
 use crate::hooks::QueueMode;
 use crate::inner::{lock, Inner, Listener};
 use crate::options::AgentOptions;
+use crate::retry::RetryPolicy;
 use crate::tool::AgentToolHandle;
 use crate::tool_run::RunToolCallOptions;
 use crate::turn_hooks::AgentContext;
@@ -336,6 +337,30 @@ impl Agent {
     /// Changes how follow-up messages are taken.
     pub fn set_follow_up_mode(&self, mode: QueueMode) {
         self.inner.state().follow_up_mode = mode;
+    }
+
+    /// The retry policy of failed turns (`None`: a failed turn is final).
+    pub fn retry_policy(&self) -> Option<RetryPolicy> {
+        *self.inner.retry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the retry policy (pi's coding agent's `setAutoRetryEnabled`); it applies from the
+    /// next failed reply, also within a run in progress.
+    pub fn set_retry_policy(&self, policy: Option<RetryPolicy>) {
+        *self.inner.retry.lock().unwrap_or_else(|e| e.into_inner()) = policy;
+    }
+
+    /// Cancels the retry wait in progress, if any (pi's `abortRetry`): the failed reply stays
+    /// as the turn's last message and `auto_retry_end` says "Retry cancelled". Returns whether a
+    /// wait was cancelled.
+    pub fn abort_retry(&self) -> bool {
+        let wait = self
+            .inner
+            .retry_wait
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        wait.map(|token| token.cancel()).is_some()
     }
 
     /// The session id sent with each request.

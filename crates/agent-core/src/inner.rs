@@ -66,7 +66,10 @@ pub(crate) struct Inner {
     pub(crate) after_tool_call: Option<AfterToolCallFn>,
     pub(crate) get_api_key: Option<GetApiKeyFn>,
     pub(crate) finish_turn: Option<FinishTurnFn>,
-    pub(crate) retry: Option<RetryPolicy>,
+    /// The retry policy; changeable between and during runs ([`crate::Agent::set_retry_policy`]).
+    pub(crate) retry: Mutex<Option<RetryPolicy>>,
+    /// The token of the retry wait in progress, which [`crate::Agent::abort_retry`] cancels.
+    pub(crate) retry_wait: Mutex<Option<CancellationToken>>,
     pub(crate) prepare_request: Option<PrepareRequestFn>,
     pub(crate) prepare_next_turn: Option<PrepareNextTurnFn>,
     pub(crate) prepare_next_turn_with_context: Option<PrepareNextTurnWithContextFn>,
@@ -122,7 +125,8 @@ impl Inner {
             after_tool_call: options.after_tool_call,
             get_api_key: options.get_api_key,
             finish_turn: options.finish_turn,
-            retry: options.retry,
+            retry: Mutex::new(options.retry),
+            retry_wait: Mutex::new(None),
             prepare_request: options.prepare_request,
             prepare_next_turn: options.prepare_next_turn,
             prepare_next_turn_with_context: options.prepare_next_turn_with_context,

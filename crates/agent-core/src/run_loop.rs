@@ -188,7 +188,8 @@ async fn reply_with_retries(
     loop {
         let reply = stream_reply(inner, run, cancel).await;
         let context_window = run.model(inner).context_window;
-        let policy = inner.retry.filter(|policy| {
+        let current = *inner.retry.lock().unwrap_or_else(|e| e.into_inner());
+        let policy = current.filter(|policy| {
             attempt < policy.max_retries
                 && is_retryable_assistant_error(&reply)
                 && !is_context_overflow(&reply, Some(context_window))
@@ -217,6 +218,9 @@ async fn reply_with_retries(
             .await;
         attempt += 1;
         let delay = policy.delay(attempt);
+        // Set before `auto_retry_start`, so an `abort_retry` made on that event is seen.
+        let retry_wait = CancellationToken::new();
+        *inner.retry_wait.lock().unwrap_or_else(|e| e.into_inner()) = Some(retry_wait.clone());
         inner
             .emit(AgentEvent::AutoRetryStart {
                 attempt,
@@ -227,10 +231,28 @@ async fn reply_with_retries(
             .await;
         let waited = tokio::select! {
             biased;
-            _ = cancel.cancelled() => false,
-            _ = tokio::time::sleep(delay) => true,
+            _ = cancel.cancelled() => Wait::Aborted,
+            _ = retry_wait.cancelled() => Wait::RetryCancelled,
+            _ = tokio::time::sleep(delay) => Wait::Elapsed,
         };
-        if !waited {
+        inner
+            .retry_wait
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if waited == Wait::RetryCancelled {
+            // `abort_retry`: the failed reply is the turn's, as pi's `abortRetry` leaves it.
+            append_silently(inner, run, Message::Assistant(reply.clone()));
+            inner
+                .emit(AgentEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some("Retry cancelled".to_string()),
+                })
+                .await;
+            return reply;
+        }
+        if waited == Wait::Aborted {
             // Aborted while waiting: the failed reply stays, as aborted (pi's retryAssistantCall).
             let mut aborted = reply;
             aborted.stop_reason = StopReason::Aborted;
@@ -248,6 +270,17 @@ async fn reply_with_retries(
         }
         inner.emit(AgentEvent::RetryAttemptStart { attempt }).await;
     }
+}
+
+/// How a retry wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// The delay passed: the request is made again.
+    Elapsed,
+    /// The run was aborted.
+    Aborted,
+    /// [`crate::Agent::abort_retry`] was called.
+    RetryCancelled,
 }
 
 /// Appends the turn's reply and emits its `message_end`.

@@ -212,6 +212,67 @@ async fn an_abort_during_the_wait_ends_the_turn_as_aborted_without_a_second_requ
     assert_event_grammar(&log.events());
 }
 
+#[tokio::test(start_paused = true)]
+async fn set_retry_policy_turns_retrying_on_and_off_between_runs() {
+    let faux = faux();
+    faux.push(FauxReply::error("overloaded"));
+    faux.push(FauxReply::text("the answer"));
+    faux.push(FauxReply::error("overloaded"));
+    let agent = Agent::new(options(&faux));
+    assert_eq!(agent.retry_policy(), None);
+    let policy = RetryPolicy::new(3, Duration::from_secs(2));
+    agent.set_retry_policy(Some(policy));
+    assert_eq!(agent.retry_policy(), Some(policy));
+    agent.prompt("first").await.unwrap();
+    assert_eq!(faux.call_count(), 2, "the overloaded reply was retried");
+    assert_eq!(last_assistant(&agent.messages()).text(), "the answer");
+
+    agent.set_retry_policy(None);
+    agent.prompt("second").await.unwrap();
+    assert_eq!(faux.call_count(), 3, "no retry once the policy is off");
+    let last = last_assistant(&agent.messages());
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(
+        roles(&agent.messages()),
+        ["user", "assistant", "user", "assistant"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_retry_ends_the_wait_and_the_failed_reply_stays_as_an_error() {
+    let faux = faux();
+    faux.push(FauxReply::error("overloaded"));
+    faux.push(FauxReply::text("never asked"));
+    let agent = Agent::new(options(&faux).with_retry(RetryPolicy::new(3, Duration::from_secs(30))));
+    assert!(!agent.abort_retry(), "no wait to cancel before a run");
+    let (log, _sub) = EventLog::attach(&agent);
+    let running = {
+        let agent = agent.clone();
+        tokio::spawn(async move { agent.prompt("go").await })
+    };
+    until("the retry is scheduled", || {
+        log.names().iter().any(|n| n == "auto_retry_start")
+    })
+    .await;
+    let waited = tokio::time::Instant::now();
+    assert!(agent.abort_retry(), "the wait in progress was cancelled");
+    running.await.unwrap().unwrap();
+    assert!(
+        waited.elapsed() < Duration::from_secs(30),
+        "the wait was cut short"
+    );
+    assert_eq!(faux.call_count(), 1);
+    assert_eq!(
+        retry_events(&log).last().unwrap(),
+        &json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "Retry cancelled"})
+    );
+    let last = last_assistant(&agent.messages());
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(last.error_message.as_deref(), Some("overloaded"));
+    assert_eq!(roles(&agent.messages()), ["user", "assistant"]);
+    assert_event_grammar(&log.events());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Over HTTP (real time, short delays; nothing depends on how long they take)
 // ---------------------------------------------------------------------------------------------

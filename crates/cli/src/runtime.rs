@@ -88,7 +88,7 @@ fn process_env(name: &str) -> Option<String> {
 }
 
 /// pi's automatic retry: three retries, two seconds doubling.
-fn retry_policy() -> RetryPolicy {
+pub(crate) fn retry_policy() -> RetryPolicy {
     RetryPolicy::new(3, Duration::from_secs(2))
 }
 

@@ -537,3 +537,73 @@ async fn set_auto_compaction_turns_threshold_compaction_on_and_off() {
 fn messages_of(request: &oxpi_testkit::Recorded) -> Vec<Value> {
     messages(request)
 }
+
+/// One prompt against a server whose first stream is cut after it began: with `auto_retry`
+/// the turn is retried (pi's three retries from 2 s); `set_auto_retry false` leaves the failure.
+async fn a_cut_stream_prompt(auto: bool) -> (usize, Vec<Value>, Vec<Value>) {
+    let begun = format!(
+        "data: {}\n\n",
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": "a partial answer ".repeat(8)}}]})
+    );
+    let server = oxpi_testkit::TestServer::start(vec![
+        oxpi_testkit::Reply::sse_parts(vec![
+            oxpi_testkit::Part::Bytes(begun.into_bytes()),
+            oxpi_testkit::Part::Cut,
+        ]),
+        text_reply("whole answer"),
+    ])
+    .await
+    .expect("start the server");
+    let d = dirs();
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+    let set = rpc
+        .call(json!({"type": "set_auto_retry", "enabled": auto}))
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    rpc.call(json!({"type": "prompt", "message": "hi"})).await;
+    rpc.settled().await;
+    let listed = rpc.call(json!({"type": "get_messages"})).await;
+    let messages = data(&listed)["messages"].as_array().unwrap().clone();
+    let retries: Vec<Value> = rpc
+        .seen
+        .iter()
+        .filter(|r| r["type"] == "auto_retry_start" || r["type"] == "auto_retry_end")
+        .cloned()
+        .collect();
+    assert_eq!(rpc.close().await, Some(0));
+    (server.requests().len(), messages, retries)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn set_auto_retry_turns_the_retry_of_a_failed_turn_on_and_off() {
+    let assistant = |messages: &[Value]| {
+        let last = messages.last().unwrap().clone();
+        assert_eq!(last["role"], "assistant", "{messages:?}");
+        last
+    };
+    let (requests, messages, retries) = a_cut_stream_prompt(true).await;
+    assert_eq!(requests, 2, "the cut turn was asked again");
+    let last = assistant(&messages);
+    assert_eq!(
+        (
+            last["stopReason"].clone(),
+            last["content"][0]["text"].clone()
+        ),
+        (json!("stop"), json!("whole answer"))
+    );
+    // The failed attempt stays in the session file, as pi keeps it there; `get_messages`
+    // answers from the session's context, so it shows both (pi answers from the agent's state).
+    let failed = &messages[messages.len() - 2];
+    assert_eq!(
+        (failed["role"].clone(), failed["stopReason"].clone()),
+        (json!("assistant"), json!("error"))
+    );
+    let kinds: Vec<&Value> = retries.iter().map(|r| &r["type"]).collect();
+    assert_eq!(kinds, ["auto_retry_start", "auto_retry_end"]);
+
+    let (requests, messages, retries) = a_cut_stream_prompt(false).await;
+    assert_eq!(requests, 1, "no retry once set_auto_retry is false");
+    assert_eq!(assistant(&messages)["stopReason"], "error");
+    assert_eq!(retries, Vec::<Value>::new());
+}

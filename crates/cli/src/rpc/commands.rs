@@ -261,9 +261,16 @@ async fn dispatch(
                 &*rpc.runtime.auto_compaction
             };
             flag.store(enabled, Ordering::SeqCst);
+            if kind == "set_auto_retry" {
+                let policy = enabled.then(crate::runtime::retry_policy);
+                rpc.runtime.agent.set_retry_policy(policy);
+            }
             ok(None)
         }
-        "abort_retry" => ok(None),
+        "abort_retry" => {
+            rpc.runtime.agent.abort_retry();
+            ok(None)
+        }
         "bash" => {
             rpc.start_bash(id.clone(), command)?;
             Ok(None)
