@@ -48,7 +48,7 @@ impl Tmux {
         let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
         let script = format!(
             "cd '{project}' && stty -g > '{root}/stty-before' && \
-             env HOME='{home}' -u PI_CODING_AGENT_DIR -u OPENAI_API_KEY '{bin}' {args}; \
+             env -u PI_CODING_AGENT_DIR -u OPENAI_API_KEY HOME='{home}' '{bin}' {args}; \
              echo \"oxpi exited: $?\"; stty -g > '{root}/stty-after'; sleep 600",
             project = d.project.display(),
             root = d.home.parent().unwrap().display(),
@@ -217,7 +217,8 @@ async fn steering_while_a_tool_runs_is_in_the_next_request() {
     tmux.wait_text("$ sleep 3; echo slept").await;
     tmux.type_text("steer this way");
     tmux.keys(&["Enter"]);
-    tmux.wait_text("Done: slept").await;
+    // The steering message is the last one of the next request: the model answers it.
+    tmux.wait_text("Echo: steer this way").await;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(last_user_text(&requests[1]), "steer this way");
