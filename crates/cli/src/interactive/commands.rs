@@ -156,6 +156,45 @@ impl Ctx {
                 }
             }
             Action::Chosen(SelectorKind::Session, path) => self.resume(app, &path),
+            Action::Chosen(SelectorKind::File, path) => app.editor.insert_str(&format!("{path} ")),
+            Action::FileSearch => {
+                let root = self.runtime.workspace.root().to_path_buf();
+                let choices = super::complete::workspace_files(&root)
+                    .into_iter()
+                    .map(|f| Choice {
+                        key: f.clone(),
+                        label: f,
+                        detail: String::new(),
+                    })
+                    .collect();
+                app.selector = Some((
+                    SelectorKind::File,
+                    Selector::new("Insert a file", choices, None),
+                ));
+            }
+            Action::Complete(word) => {
+                let first_word = app.editor.text().trim_start() == word;
+                let candidates: Vec<String> = if first_word && word.starts_with('/') {
+                    super::complete::COMMANDS
+                        .iter()
+                        .map(|c| format!("/{c}"))
+                        .collect()
+                } else {
+                    let root = self.runtime.workspace.root().to_path_buf();
+                    super::complete::path_candidates(&root, &word)
+                };
+                let (completed, all) = super::complete::complete_word(&word, &candidates);
+                if let Some(mut completed) = completed {
+                    if all.is_empty() && !completed.ends_with('/') {
+                        completed.push(' ');
+                    }
+                    app.editor.replace_word_before_cursor(&completed);
+                }
+                if !all.is_empty() {
+                    let shown: Vec<&str> = all.iter().take(12).map(String::as_str).collect();
+                    app.notice = Some(shown.join("  "));
+                }
+            }
         }
     }
 

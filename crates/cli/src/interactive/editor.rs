@@ -103,6 +103,25 @@ impl Editor {
         self.col > 0 && self.lines[self.row].chars().nth(self.col - 1) == Some('\\')
     }
 
+    /// The text from the last space before the cursor to the cursor.
+    pub(crate) fn word_before_cursor(&self) -> String {
+        let chars: Vec<char> = self.lines[self.row].chars().take(self.col).collect();
+        let start = chars
+            .iter()
+            .rposition(|c| c.is_whitespace())
+            .map_or(0, |i| i + 1);
+        chars[start..].iter().collect()
+    }
+
+    /// Replaces [`Editor::word_before_cursor`] with `word`.
+    pub(crate) fn replace_word_before_cursor(&mut self, word: &str) {
+        let n = self.word_before_cursor().chars().count();
+        for _ in 0..n {
+            self.backspace();
+        }
+        self.insert_str(word);
+    }
+
     /// Deletes the character before the cursor (joining lines at a line start).
     pub(crate) fn backspace(&mut self) {
         if self.col > 0 {

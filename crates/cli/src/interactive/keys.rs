@@ -57,6 +57,10 @@ pub(crate) enum Key {
     CtrlShiftP,
     /// `Shift+Tab`.
     ShiftTab,
+    /// `Tab`.
+    Tab,
+    /// `Ctrl+G`: the external editor.
+    CtrlG,
     /// Anything else.
     Other,
 }
@@ -83,6 +87,7 @@ pub(crate) fn from_event(event: KeyEvent) -> Option<Key> {
         KeyCode::Char('o') if ctrl => Key::CtrlO,
         KeyCode::Char('t') if ctrl => Key::CtrlT,
         KeyCode::Char('l') if ctrl => Key::CtrlL,
+        KeyCode::Char('g') if ctrl => Key::CtrlG,
         KeyCode::Char('a') if ctrl => Key::Home,
         KeyCode::Char('e') if ctrl => Key::End,
         KeyCode::Char('b') if ctrl => Key::Left,
@@ -104,6 +109,7 @@ pub(crate) fn from_event(event: KeyEvent) -> Option<Key> {
         KeyCode::Esc => Key::Esc,
         KeyCode::BackTab => Key::ShiftTab,
         KeyCode::Tab if shift => Key::ShiftTab,
+        KeyCode::Tab => Key::Tab,
         _ => Key::Other,
     })
 }

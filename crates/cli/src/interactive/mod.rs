@@ -7,6 +7,7 @@
 //! up and restores it; this file is the loop that joins keys, agent events and the terminal.
 
 mod commands;
+mod complete;
 mod editor;
 mod keys;
 mod markdown;
@@ -31,7 +32,7 @@ use state::{Action, App, Footer, Item, QueueKind};
 /// What reaches the loop.
 pub(crate) enum Msg {
     /// An agent event.
-    Agent(AgentEvent),
+    Agent(Box<AgentEvent>),
     /// A terminal event.
     Input(Event),
     /// A prompt (or command) ended; with its error text.
@@ -65,11 +66,20 @@ fn footer(runtime: &Runtime) -> Footer {
     }
 }
 
-/// Reads terminal events on a thread of its own until `stop` is set.
-fn spawn_input(tx: mpsc::UnboundedSender<Msg>, stop: Arc<std::sync::atomic::AtomicBool>) {
+/// Reads terminal events on a thread of its own until `stop` is set; reads nothing while
+/// `paused` (the external editor has the terminal).
+fn spawn_input(
+    tx: mpsc::UnboundedSender<Msg>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    paused: Arc<std::sync::atomic::AtomicBool>,
+) {
     std::thread::spawn(move || {
         use std::sync::atomic::Ordering;
         while !stop.load(Ordering::SeqCst) {
+            if paused.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
             match crossterm::event::poll(Duration::from_millis(50)) {
                 Ok(true) => match crossterm::event::read() {
                     Ok(event) => {
@@ -103,10 +113,11 @@ pub(crate) async fn run(
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let events = tx.clone();
     let _subscription = runtime.agent.subscribe(move |event| {
-        let _ = events.send(Msg::Agent(event.clone()));
+        let _ = events.send(Msg::Agent(Box::new(event.clone())));
     });
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    spawn_input(tx.clone(), stop.clone());
+    let paused = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    spawn_input(tx.clone(), stop.clone(), paused.clone());
 
     let mut app = App::new(footer(&runtime));
     app.replay(&runtime.agent.messages());
@@ -160,6 +171,9 @@ pub(crate) async fn run(
                 ctx.handle(&mut app, msg);
                 while let Ok(msg) = rx.try_recv() {
                     ctx.handle(&mut app, msg);
+                }
+                if std::mem::take(&mut app.external_editor) {
+                    external_editor(&mut tui, &mut app, &paused).await;
                 }
                 dirty = true;
             }
@@ -222,4 +236,55 @@ pub(crate) fn wanted(args: &crate::args::Args) -> bool {
         && args.mode.is_none()
         && std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal()
+}
+
+/// `Ctrl+G`: the editor's text in `$VISUAL`, `$EDITOR` or `nano`; what is saved comes back.
+async fn external_editor(
+    tui: &mut terminal::Tui,
+    app: &mut App,
+    paused: &Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::Ordering;
+    paused.store(true, Ordering::SeqCst);
+    // Let the input thread finish its current poll.
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "nano".into());
+    let result = (|| -> std::io::Result<String> {
+        let file = tempfile_path();
+        std::fs::write(&file, app.editor.text())?;
+        terminal::restore();
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(&file)
+            .status();
+        let text = std::fs::read_to_string(&file);
+        let _ = std::fs::remove_file(&file);
+        if !status?.success() {
+            return Err(std::io::Error::other(format!("{editor} failed")));
+        }
+        text
+    })();
+    let _ = crossterm::terminal::enable_raw_mode();
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableBracketedPaste);
+    let _ = tui.terminal.clear();
+    paused.store(false, Ordering::SeqCst);
+    match result {
+        Ok(text) => app.editor.set_text(text.trim_end_matches('\n')),
+        Err(e) => app
+            .pending
+            .push(Item::Error(format!("External editor: {e}"))),
+    }
+}
+
+/// A fresh file name under the temporary directory for the external editor.
+fn tempfile_path() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "oxpi-prompt-{}-{}.md",
+        std::process::id(),
+        oxpi_ai::now_millis()
+    ))
 }

@@ -69,14 +69,14 @@ pub(crate) fn run(ctx: &Ctx, app: &mut App, command: String, exclude: bool, now:
         let updates = tx.clone();
         let update_id = id.clone();
         let on_update: ToolUpdateFn = Arc::new(move |partial: AgentToolResult| {
-            let _ = updates.send(Msg::Agent(
+            let _ = updates.send(Msg::Agent(Box::new(
                 oxpi_agent_core::AgentEvent::ToolExecutionUpdate {
                     tool_call_id: update_id.clone(),
                     tool_name: "bash".into(),
                     args: serde_json::Map::new(),
                     partial_result: partial,
                 },
-            ));
+            )));
         });
         let cancel = tokio_util::sync::CancellationToken::new();
         let outcome = tool
@@ -86,13 +86,15 @@ pub(crate) fn run(ctx: &Ctx, app: &mut App, command: String, exclude: bool, now:
             Ok(r) => (text_of(r), false),
             Err(e) => (e.message.clone(), true),
         };
-        let _ = tx.send(Msg::Agent(oxpi_agent_core::AgentEvent::ToolExecutionEnd {
-            tool_call_id: id.clone(),
-            tool_name: "bash".into(),
-            result: AgentToolResult::text(text.clone()),
-            is_error,
-            duration_ms: None,
-        }));
+        let _ = tx.send(Msg::Agent(Box::new(
+            oxpi_agent_core::AgentEvent::ToolExecutionEnd {
+                tool_call_id: id.clone(),
+                tool_name: "bash".into(),
+                result: AgentToolResult::text(text.clone()),
+                is_error,
+                duration_ms: None,
+            },
+        )));
         let mut message = match crate::rpc::bash_result(outcome, false) {
             Ok(result) => result,
             Err(e) => json!({"output": e, "cancelled": false, "truncated": false}),

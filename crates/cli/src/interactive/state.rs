@@ -79,6 +79,10 @@ pub(crate) enum Action {
     Chosen(SelectorKind, String),
     /// Send queued messages back to the editor (`Alt+Up`).
     Dequeue,
+    /// Complete the word before the cursor (`Tab`).
+    Complete(String),
+    /// Open the file search (`@` at a word start).
+    FileSearch,
 }
 
 /// What a selector chooses.
@@ -90,6 +94,8 @@ pub(crate) enum SelectorKind {
     Thinking,
     /// A session file to resume.
     Session,
+    /// A workspace file to insert (`@`).
+    File,
 }
 
 /// The footer's facts.
@@ -161,6 +167,8 @@ pub(crate) struct App {
     pub selector: Option<(SelectorKind, Selector)>,
     /// Set when the view should end.
     pub quit: bool,
+    /// Set by `Ctrl+G`: the loop opens the external editor on the editor's text.
+    pub external_editor: bool,
 }
 
 /// The text of a user message's text blocks.
@@ -237,6 +245,7 @@ impl App {
             show_thinking: true,
             selector: None,
             quit: false,
+            external_editor: false,
         }
     }
 
@@ -388,7 +397,15 @@ impl App {
             };
         }
         match key {
+            Key::Char('@') => {
+                let at_word_start = self.editor.word_before_cursor().is_empty();
+                self.editor.insert_char('@');
+                if at_word_start {
+                    return Some(Action::FileSearch);
+                }
+            }
             Key::Char(c) => self.editor.insert_char(c),
+            Key::Tab => return Some(Action::Complete(self.editor.word_before_cursor())),
             Key::Paste(s) => self.editor.insert_str(&s),
             Key::NewLine => self.editor.newline(),
             Key::Enter => {
@@ -437,6 +454,7 @@ impl App {
             Key::CtrlO => self.expand_tools = !self.expand_tools,
             Key::CtrlT => self.show_thinking = !self.show_thinking,
             Key::CtrlL => return Some(Action::SelectModel),
+            Key::CtrlG => self.external_editor = true,
             Key::CtrlP => return Some(Action::CycleModel(true)),
             Key::CtrlShiftP => return Some(Action::CycleModel(false)),
             Key::ShiftTab => return Some(Action::CycleThinking),

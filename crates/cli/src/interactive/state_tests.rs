@@ -215,3 +215,25 @@ fn toggles_and_model_keys() {
     );
     assert_eq!(app.on_key(Key::ShiftTab, now), Some(Action::CycleThinking));
 }
+
+#[test]
+fn at_a_word_start_opens_the_file_search_and_tab_asks_for_completion() {
+    let now = Instant::now();
+    let mut app = App::new(Footer::default());
+    typed(&mut app, "see", now);
+    assert_eq!(
+        app.on_key(Key::Char('@'), now),
+        None,
+        "inside a word: an address"
+    );
+    app.on_key(Key::Char(' '), now);
+    assert_eq!(app.on_key(Key::Char('@'), now), Some(Action::FileSearch));
+    assert_eq!(app.editor.text(), "see@ @");
+    typed(&mut app, " src/ma", now);
+    assert_eq!(
+        app.on_key(Key::Tab, now),
+        Some(Action::Complete("src/ma".into()))
+    );
+    app.editor.replace_word_before_cursor("src/main.rs ");
+    assert_eq!(app.editor.text(), "see@ @ src/main.rs ");
+}

@@ -39,8 +39,7 @@ fn editor_lines(app: &App, width: u16) -> (Vec<Line<'static>>, (u16, u16)) {
     let mut lines = vec![rule.clone()];
     let (row, col) = app.editor.cursor();
     let mut cursor = (0, 1);
-    let mut y = 1u16;
-    for (i, text) in app.editor.lines().iter().enumerate() {
+    for (y, (i, text)) in (1u16..).zip(app.editor.lines().iter().enumerate()) {
         // Long lines scroll horizontally around the cursor.
         let chars: Vec<char> = text.chars().collect();
         let room = width.saturating_sub(1) as usize;
@@ -58,7 +57,6 @@ fn editor_lines(app: &App, width: u16) -> (Vec<Line<'static>>, (u16, u16)) {
             );
         }
         lines.push(Line::raw(shown));
-        y += 1;
     }
     lines.push(rule);
     (lines, cursor)
