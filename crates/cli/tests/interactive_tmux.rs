@@ -309,3 +309,96 @@ async fn model_selector_switches_the_next_request_s_model() {
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_search_inserts_a_path_and_resume_opens_an_older_session() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    std::fs::create_dir_all(d.project.join("src/deep")).unwrap();
+    std::fs::write(d.project.join("src/deep/needle.rs"), "").unwrap();
+    std::fs::write(d.project.join("other.txt"), "").unwrap();
+    let server = server().await;
+    // An older session of this directory, written by -p.
+    let mut older = oxpi(&d);
+    older
+        .args(model_args(&server))
+        .args(["-p", "the older question"]);
+    assert_eq!(run(older).await.code, Some(0));
+
+    let tmux = Tmux::start(&d, &model_args(&server), 80, 24);
+    tmux.wait_text("scripted-1").await;
+    tmux.type_text("look at @");
+    tmux.wait_text("Insert a file").await;
+    tmux.type_text("needle");
+    tmux.wait_text("→ src/deep/needle.rs").await;
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("look at @src/deep/needle.rs").await;
+    tmux.keys(&["C-u"]);
+    tmux.type_text("/resume");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Resume a session").await;
+    tmux.wait_text("→ the older question").await;
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Resumed").await;
+    let screen = tmux.wait_text("Echo: the older question").await;
+    assert!(screen.contains(" the older question"), "{screen}");
+    tmux.type_text("and now");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: and now").await;
+    let requests = server.requests();
+    let texts: Vec<String> = messages(requests.last().unwrap())
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            parts => parts
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["text"].as_str())
+                .collect(),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["the older question", "and now"],
+        "the resumed history is sent"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+    // The new session had no message, so no file (as pi); the resumed one holds both turns.
+    let lines = session_lines(&d.home);
+    let users = lines
+        .iter()
+        .filter(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .count();
+    assert_eq!(users, 2, "the resumed session is appended to");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_restores_the_terminal() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 80, 24);
+    tmux.wait_text("scripted-1").await;
+    let shell = tmux
+        .cmd()
+        .args(["display", "-p", "-t", "t", "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let shell = String::from_utf8_lossy(&shell.stdout).trim().to_string();
+    let status = Command::new("pkill")
+        .args(["-TERM", "-P", &shell, "-x", "oxpi"])
+        .status()
+        .unwrap();
+    assert!(status.success(), "oxpi was signalled");
+    tmux.wait_text("oxpi exited: 143").await;
+    tmux.wait_for("stty-after", |_| tmux.stty("after").is_some())
+        .await;
+    assert_eq!(tmux.stty("after"), tmux.stty("before"));
+}
