@@ -402,3 +402,51 @@ async fn sigterm_restores_the_terminal() {
         .await;
     assert_eq!(tmux.stty("after"), tmux.stty("before"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tree_moves_the_leaf_and_the_next_prompt_continues_from_there() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 80, 24);
+    tmux.wait_text("scripted-1").await;
+    for prompt in ["one", "two"] {
+        tmux.type_text(prompt);
+        tmux.keys(&["Enter"]);
+        tmux.wait_text(&format!("Echo: {prompt}")).await;
+    }
+    tmux.type_text("/tree");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Session tree").await;
+    tmux.wait_text("assistant: Echo: two  ← current").await;
+    tmux.type_text("Echo: one");
+    tmux.wait_text("→ assistant: Echo: one").await;
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Moved in the session tree").await;
+    tmux.type_text("three");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: three").await;
+    let requests = server.requests();
+    let users: Vec<String> = messages(requests.last().unwrap())
+        .iter()
+        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            parts => parts
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["text"].as_str())
+                .collect(),
+        })
+        .collect();
+    assert_eq!(
+        users,
+        ["one", "Echo: one", "three"],
+        "the branch left `two` behind"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+}

@@ -156,6 +156,32 @@ impl Ctx {
                 }
             }
             Action::Chosen(SelectorKind::Session, path) => self.resume(app, &path),
+            Action::Chosen(SelectorKind::Tree, id) => {
+                match super::branches::navigate(&self.runtime, &id) {
+                    Ok(text) => {
+                        if let Some(text) = text {
+                            app.editor.set_text(&text);
+                        }
+                        app.pending
+                            .push(Item::Info("Moved in the session tree".into()));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            Action::Chosen(SelectorKind::Fork, id) => {
+                match super::branches::fork(&self.runtime, &id) {
+                    Ok(text) => {
+                        app.editor.set_text(&text);
+                        app.footer = super::footer(&self.runtime);
+                        let file = self.runtime.session_file().map(|p| p.display().to_string());
+                        app.pending.push(Item::Info(format!(
+                            "Forked to a new session{}",
+                            file.map(|f| format!(": {f}")).unwrap_or_default()
+                        )));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
             Action::Chosen(SelectorKind::File, path) => app.editor.insert_str(&format!("{path} ")),
             Action::FileSearch => {
                 let root = self.runtime.workspace.root().to_path_buf();
@@ -354,6 +380,41 @@ impl Ctx {
                     }
                     Some(Err(e)) => app.pending.push(Item::Error(e)),
                     None => app.pending.push(Item::Error("No session is open".into())),
+                }
+            }
+            "tree" | "fork" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                let (kind, picker) = if name == "tree" {
+                    (
+                        SelectorKind::Tree,
+                        super::branches::tree_picker(&self.runtime),
+                    )
+                } else {
+                    (
+                        SelectorKind::Fork,
+                        super::branches::fork_picker(&self.runtime),
+                    )
+                };
+                match picker {
+                    Ok(selector) => app.selector = Some((kind, selector)),
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            "clone" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                match super::branches::clone_session(&self.runtime) {
+                    Ok(()) => {
+                        let file = self.runtime.session_file().map(|p| p.display().to_string());
+                        app.pending.push(Item::Info(format!(
+                            "Cloned to a new session{}",
+                            file.map(|f| format!(": {f}")).unwrap_or_default()
+                        )));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
                 }
             }
             "session" => app.pending.push(Item::Info(super::sessions::info(

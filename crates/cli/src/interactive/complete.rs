@@ -5,8 +5,8 @@ use std::path::Path;
 
 /// The slash commands the view knows, for completion.
 pub(crate) const COMMANDS: &[&str] = &[
-    "compact", "copy", "exit", "hotkeys", "model", "name", "new", "quit", "resume", "session",
-    "thinking",
+    "clone", "compact", "copy", "exit", "fork", "hotkeys", "model", "name", "new", "quit",
+    "resume", "session", "thinking", "tree",
 ];
 
 /// The most files `@` lists.

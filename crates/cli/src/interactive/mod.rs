@@ -6,6 +6,7 @@
 //! `state` holds the view's state and is pure; `view` draws it; `terminal` sets the terminal
 //! up and restores it; this file is the loop that joins keys, agent events and the terminal.
 
+mod branches;
 mod commands;
 mod complete;
 mod editor;

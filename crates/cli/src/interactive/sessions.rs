@@ -11,7 +11,7 @@ use super::view::footer::tokens;
 use crate::runtime::Runtime;
 
 /// Replaces the bound session with what `change` makes of it; on failure the old one stays.
-fn replace(
+pub(crate) fn replace(
     runtime: &Runtime,
     change: impl FnOnce(&mut SessionManager) -> Result<Option<SessionManager>, String>,
 ) -> Result<(), String> {

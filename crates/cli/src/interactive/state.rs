@@ -96,6 +96,10 @@ pub(crate) enum SelectorKind {
     Session,
     /// A workspace file to insert (`@`).
     File,
+    /// An entry of the session tree (`/tree`).
+    Tree,
+    /// A user message to fork from (`/fork`).
+    Fork,
 }
 
 /// The footer's facts.
