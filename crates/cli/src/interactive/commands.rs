@@ -417,6 +417,17 @@ impl Ctx {
                     Err(e) => app.pending.push(Item::Error(e)),
                 }
             }
+            "export" => {
+                let cwd = self.runtime.workspace.root().to_path_buf();
+                let file = self.runtime.session_file();
+                let messages = self.runtime.agent.messages();
+                match super::export::export(arg, &cwd, file.as_deref(), &messages) {
+                    Ok(path) => app
+                        .pending
+                        .push(Item::Info(format!("Exported to {}", path.display()))),
+                    Err(e) => app.pending.push(Item::Error(format!("Export failed: {e}"))),
+                }
+            }
             "session" => app.pending.push(Item::Info(super::sessions::info(
                 &self.runtime,
                 &app.footer,

@@ -10,6 +10,7 @@ mod branches;
 mod commands;
 mod complete;
 mod editor;
+mod export;
 mod keys;
 mod markdown;
 mod selector;
