@@ -450,3 +450,36 @@ async fn tree_moves_the_leaf_and_the_next_prompt_continues_from_there() {
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_prompt_is_sent_and_a_resize_to_60_columns_redraws_the_footer() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let server = server().await;
+    // `oxpi "first prompt"` starts with that message.
+    let mut args = model_args(&server);
+    args.push("first prompt".into());
+    let tmux = Tmux::start(&d, &args, 100, 24);
+    tmux.wait_text("Echo: first prompt").await;
+    let footer = |s: &str, width: usize| {
+        s.lines()
+            .any(|l| l.starts_with('↑') && l.ends_with("scripted-1") && l.chars().count() == width)
+    };
+    tmux.wait_for("the footer at 100 columns", |s| footer(s, 100))
+        .await;
+    assert!(tmux
+        .cmd()
+        .args(["resize-window", "-t", "t", "-x", "60", "-y", "24"])
+        .status()
+        .unwrap()
+        .success());
+    tmux.wait_for("the footer at 60 columns", |s| footer(s, 60))
+        .await;
+    tmux.type_text("hello");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: hello").await;
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+}
