@@ -316,7 +316,15 @@ impl App {
                 ..
             } => {
                 if let Some(t) = self.tools.iter_mut().find(|t| t.id == *tool_call_id) {
-                    t.result = Some((result_text(&result.content), *is_error));
+                    // An edit is shown as its numbered diff (pi's `details.diff`).
+                    let diff = result
+                        .details
+                        .as_ref()
+                        .and_then(|d| d.get("diff"))
+                        .and_then(Value::as_str)
+                        .filter(|d| t.name == "edit" && !*is_error && !d.is_empty());
+                    let text = diff.map_or_else(|| result_text(&result.content), str::to_string);
+                    t.result = Some((text, *is_error));
                     t.partial = None;
                 }
                 self.flush_tools(false);

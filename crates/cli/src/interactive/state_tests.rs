@@ -237,3 +237,30 @@ fn at_a_word_start_opens_the_file_search_and_tab_asks_for_completion() {
     app.editor.replace_word_before_cursor("src/main.rs ");
     assert_eq!(app.editor.text(), "see@ @ src/main.rs ");
 }
+
+#[test]
+fn an_edit_result_is_shown_as_its_diff() {
+    let now = Instant::now();
+    let mut app = App::new(Footer::default());
+    let call = reply(
+        json!([{"type": "toolCall", "id": "e1", "name": "edit", "arguments": {"path": "a"}}]),
+        "toolUse",
+    );
+    app.on_event(&AgentEvent::MessageEnd { message: call }, now);
+    let mut result = AgentToolResult::text("Successfully replaced text in a.");
+    result.details = Some(json!({"diff": "-1 old\n+1 new"}));
+    app.on_event(
+        &AgentEvent::ToolExecutionEnd {
+            tool_call_id: "e1".into(),
+            tool_name: "edit".into(),
+            result,
+            is_error: false,
+            duration_ms: Some(1),
+        },
+        now,
+    );
+    let Some(Item::Tool(tool)) = app.pending.last() else {
+        panic!("a tool item: {:?}", app.pending);
+    };
+    assert_eq!(tool.result, Some(("-1 old\n+1 new".to_string(), false)));
+}

@@ -70,6 +70,11 @@ fn tool_lines(tool: &ToolView, expand: bool) -> Vec<Line<'static>> {
         all[all.len().saturating_sub(COLLAPSED_LINES)..].to_vec()
     };
     for l in &shown {
+        let style = match (tool.name.as_str(), l.chars().next()) {
+            ("edit", Some('+')) if !is_error => Style::new().fg(Color::Green),
+            ("edit", Some('-')) if !is_error => Style::new().fg(Color::Red),
+            _ => style,
+        };
         lines.push(Line::from(Span::styled(format!("  {l}"), style)));
     }
     if done && shown.len() < all.len() {
@@ -204,6 +209,25 @@ mod tests {
             ]
         );
         assert_eq!(item_lines(&item, 40, true, true).len(), 9);
+    }
+
+    #[test]
+    fn an_edit_shows_its_diff_coloured() {
+        let tool = ToolView {
+            id: "1".into(),
+            name: "edit".into(),
+            args: args(json!({"path": "a.rs"})),
+            partial: None,
+            result: Some(("-1 old\n+1 new\n 2 same".into(), false)),
+        };
+        let lines = item_lines(&Item::Tool(tool), 40, false, true);
+        assert_eq!(
+            plain(&lines),
+            ["edit a.rs", "  -1 old", "  +1 new", "   2 same", ""]
+        );
+        assert_eq!(lines[1].spans[0].style.fg, Some(Color::Red));
+        assert_eq!(lines[2].spans[0].style.fg, Some(Color::Green));
+        assert_eq!(lines[3].spans[0].style, OUTPUT);
     }
 
     #[test]
