@@ -173,7 +173,12 @@ pub(crate) struct App {
     pub quit: bool,
     /// Set by `Ctrl+G`: the loop opens the external editor on the editor's text.
     pub external_editor: bool,
+    /// Long pastes, shown in the editor as `[paste #n +N lines]` and put back on sending.
+    pub pastes: Vec<(String, String)>,
 }
+
+/// Pastes of more lines than this are kept as a marker in the editor.
+pub(crate) const PASTE_MARKER_LINES: usize = 10;
 
 /// The text of a user message's text blocks.
 pub(crate) fn user_text(message: &Message) -> Option<String> {
@@ -250,6 +255,7 @@ impl App {
             selector: None,
             quit: false,
             external_editor: false,
+            pastes: Vec::new(),
         }
     }
 
@@ -418,7 +424,16 @@ impl App {
             }
             Key::Char(c) => self.editor.insert_char(c),
             Key::Tab => return Some(Action::Complete(self.editor.word_before_cursor())),
-            Key::Paste(s) => self.editor.insert_str(&s),
+            Key::Paste(s) => {
+                let lines = s.lines().count();
+                if lines > PASTE_MARKER_LINES {
+                    let marker = format!("[paste #{} +{lines} lines]", self.pastes.len() + 1);
+                    self.editor.insert_str(&marker);
+                    self.pastes.push((marker, s));
+                } else {
+                    self.editor.insert_str(&s);
+                }
+            }
             Key::NewLine => self.editor.newline(),
             Key::Enter => {
                 if self.editor.ends_with_backslash() {
@@ -448,6 +463,7 @@ impl App {
                     }
                 }
                 self.editor.clear();
+                self.pastes.clear();
                 self.last_ctrl_c = Some(now);
                 self.notice = Some(CTRL_C_NOTICE.into());
             }
@@ -480,7 +496,10 @@ impl App {
         if self.editor.text().trim().is_empty() {
             return None;
         }
-        let text = self.editor.take();
+        let mut text = self.editor.take();
+        for (marker, pasted) in self.pastes.drain(..) {
+            text = text.replacen(&marker, &pasted, 1);
+        }
         if self.working.is_some() && !text.starts_with('/') && !text.starts_with('!') {
             self.queue.push((kind, text.clone()));
             return Some(Action::Queue(kind, text));

@@ -264,3 +264,19 @@ fn an_edit_result_is_shown_as_its_diff() {
     };
     assert_eq!(tool.result, Some(("-1 old\n+1 new".to_string(), false)));
 }
+
+#[test]
+fn a_long_paste_is_a_marker_until_sent() {
+    let now = Instant::now();
+    let mut app = App::new(Footer::default());
+    let long: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    typed(&mut app, "look: ", now);
+    app.on_key(Key::Paste(long.clone()), now);
+    app.on_key(Key::Paste("short".into()), now);
+    assert_eq!(app.editor.text(), "look: [paste #1 +12 lines]short");
+    assert_eq!(
+        app.on_key(Key::Enter, now),
+        Some(Action::Submit(format!("look: {long}short")))
+    );
+    assert!(app.pastes.is_empty());
+}
