@@ -247,6 +247,14 @@ async fn esc_during_bash_aborts_and_the_session_stays_whole() {
     tmux.wait_text("Operation aborted").await;
     tmux.wait_for("the spinner to stop", |s| !s.contains("Working…"))
         .await;
+    // `Esc` also stops a `!` command.
+    tmux.type_text("!sleep 50");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("$ sleep 50").await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_text("Command aborted").await;
+    tmux.wait_for("the spinner to stop", |s| !s.contains("Working…"))
+        .await;
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
     let lines = session_lines(&d.home);

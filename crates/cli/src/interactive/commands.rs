@@ -40,6 +40,8 @@ pub(crate) struct Ctx {
     /// `--base-url` and the provider it was given for: that provider's models are served there
     /// for the whole run, so a switch keeps the server.
     pub base_url: Option<(String, String)>,
+    /// Cancels the view's own work (`!cmd`, `/compact`) on `Esc`; replaced after each use.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 /// The models one may switch to: the current one, then every catalogue model of a provider
@@ -112,6 +114,7 @@ impl Ctx {
             Action::Abort => {
                 agent.clear_all_queues();
                 agent.abort();
+                std::mem::take(&mut self.cancel).cancel();
                 app.dequeue_to_editor();
             }
             Action::Dequeue => {
@@ -441,8 +444,8 @@ impl Ctx {
                 let runtime = self.runtime.clone();
                 let tx = self.tx.clone();
                 let custom = (!arg.is_empty()).then(|| arg.to_string());
+                let cancel = self.cancel.child_token();
                 tokio::spawn(async move {
-                    let cancel = tokio_util::sync::CancellationToken::new();
                     match crate::compact::compact(&runtime, custom.as_deref(), cancel).await {
                         Ok(result) => {
                             let before = result["tokensBefore"].as_u64().unwrap_or(0);

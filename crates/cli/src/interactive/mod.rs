@@ -127,6 +127,7 @@ pub(crate) async fn run(
         runtime: runtime.clone(),
         tx: tx.clone(),
         base_url: base_url.map(|url| (runtime.agent.model().provider, url)),
+        cancel: tokio_util::sync::CancellationToken::new(),
     };
     if let Some(first) = first {
         ctx.act(&mut app, Action::Submit(first), Instant::now());

@@ -64,6 +64,7 @@ pub(crate) fn run(ctx: &Ctx, app: &mut App, command: String, exclude: bool, now:
     app.working = Some(now);
     let runtime = ctx.runtime.clone();
     let tx = ctx.tx.clone();
+    let cancel = ctx.cancel.child_token();
     tokio::spawn(async move {
         let tool = BashTool::new(runtime.workspace.clone());
         let updates = tx.clone();
@@ -78,9 +79,13 @@ pub(crate) fn run(ctx: &Ctx, app: &mut App, command: String, exclude: bool, now:
                 },
             )));
         });
-        let cancel = tokio_util::sync::CancellationToken::new();
         let outcome = tool
-            .execute(&id, BashArgs::new(command.clone()), cancel, on_update)
+            .execute(
+                &id,
+                BashArgs::new(command.clone()),
+                cancel.clone(),
+                on_update,
+            )
             .await;
         let (text, is_error) = match &outcome {
             Ok(r) => (text_of(r), false),
@@ -95,7 +100,7 @@ pub(crate) fn run(ctx: &Ctx, app: &mut App, command: String, exclude: bool, now:
                 duration_ms: None,
             },
         )));
-        let mut message = match crate::rpc::bash_result(outcome, false) {
+        let mut message = match crate::rpc::bash_result(outcome, cancel.is_cancelled()) {
             Ok(result) => result,
             Err(e) => json!({"output": e, "cancelled": false, "truncated": false}),
         };
