@@ -29,6 +29,10 @@ Ctrl+P           next model (Shift+Ctrl+P previous)
 Shift+Tab        next thinking level
 Ctrl+O           expand or collapse tool output
 Ctrl+T           show or hide thinking
+Ctrl+G           edit the prompt in $VISUAL / $EDITOR
+Tab              complete a slash command or a path
+@                search the workspace's files
+!cmd / !!cmd     run a command (!! keeps it from the model)
 Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end";
 
 /// What the commands act on.

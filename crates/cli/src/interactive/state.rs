@@ -165,7 +165,7 @@ pub(crate) struct App {
     pub footer: Footer,
     /// Tool results shown whole (`Ctrl+O`).
     pub expand_tools: bool,
-    /// Thinking blocks shown (`Ctrl+T`).
+    /// Thinking blocks shown whole (`Ctrl+T`); collapsed to `Thinking…` by default.
     pub show_thinking: bool,
     /// An open selector.
     pub selector: Option<(SelectorKind, Selector)>,
@@ -251,7 +251,7 @@ impl App {
             last_ctrl_c: None,
             footer,
             expand_tools: false,
-            show_thinking: true,
+            show_thinking: false,
             selector: None,
             quit: false,
             external_editor: false,

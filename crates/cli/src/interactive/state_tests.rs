@@ -206,7 +206,7 @@ fn toggles_and_model_keys() {
     let mut app = App::new(Footer::default());
     app.on_key(Key::CtrlO, now);
     app.on_key(Key::CtrlT, now);
-    assert_eq!((app.expand_tools, app.show_thinking), (true, false));
+    assert_eq!((app.expand_tools, app.show_thinking), (true, true));
     assert_eq!(app.on_key(Key::CtrlL, now), Some(Action::SelectModel));
     assert_eq!(app.on_key(Key::CtrlP, now), Some(Action::CycleModel(true)));
     assert_eq!(
