@@ -385,8 +385,8 @@ async fn at_search_inserts_a_path_and_resume_opens_an_older_session() {
     assert_eq!(users, 2, "the resumed session is appended to");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn sigterm_restores_the_terminal() {
+/// `signal` sent to oxpi ends it with `code`, the terminal restored.
+async fn a_signal_restores_the_terminal(signal: &str, code: i32) {
     if tmux_missing() {
         return;
     }
@@ -401,14 +401,24 @@ async fn sigterm_restores_the_terminal() {
         .unwrap();
     let shell = String::from_utf8_lossy(&shell.stdout).trim().to_string();
     let status = Command::new("pkill")
-        .args(["-TERM", "-P", &shell, "-x", "oxpi"])
+        .args([signal, "-P", &shell, "-x", "oxpi"])
         .status()
         .unwrap();
     assert!(status.success(), "oxpi was signalled");
-    tmux.wait_text("oxpi exited: 143").await;
+    tmux.wait_text(&format!("oxpi exited: {code}")).await;
     tmux.wait_for("stty-after", |_| tmux.stty("after").is_some())
         .await;
     assert_eq!(tmux.stty("after"), tmux.stty("before"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_restores_the_terminal() {
+    a_signal_restores_the_terminal("-TERM", 143).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_restores_the_terminal() {
+    a_signal_restores_the_terminal("-HUP", 129).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
