@@ -291,6 +291,8 @@ impl Ctx {
         let runtime = self.runtime.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
+            // A run that is just ending (its `agent_end` seen) still holds the agent.
+            runtime.agent.wait_for_idle().await;
             let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
             let error = runtime
                 .agent
