@@ -5,6 +5,7 @@ mod args;
 mod auth_file;
 mod compact;
 mod context_files;
+mod interactive;
 mod json_event;
 mod model_choice;
 mod print;
@@ -39,9 +40,14 @@ async fn run(args: Args) -> i32 {
         eprintln!("{e}");
         return 2;
     }
-    let prompts = prompts(&args);
-    if args.mode() != Mode::Rpc && prompts.is_empty() {
-        eprintln!("oxpi: no prompt given (oxpi has no interactive mode: use -p \"…\", --mode json \"…\" or --mode rpc)");
+    let interactive = interactive::wanted(&args);
+    let prompts = if interactive {
+        args.messages.clone()
+    } else {
+        prompts(&args)
+    };
+    if args.mode() != Mode::Rpc && prompts.is_empty() && !interactive {
+        eprintln!("oxpi: no prompt given (the interactive mode needs a terminal on stdin and stdout: use -p \"…\", --mode json \"…\" or --mode rpc)");
         return 2;
     }
     let runtime = match Runtime::setup(&args).await {
@@ -52,6 +58,10 @@ async fn run(args: Args) -> i32 {
         }
     };
     let code = match args.mode() {
+        Mode::Text if interactive => {
+            let first = Some(prompts.join("\n\n")).filter(|p| !p.is_empty());
+            interactive::run(runtime.clone(), first, args.base_url.clone()).await
+        }
         Mode::Text => print::run_print(&runtime, &prompts).await,
         Mode::Json => print::run_json(&runtime, &prompts).await,
         Mode::Rpc => rpc::run(runtime.clone()).await,

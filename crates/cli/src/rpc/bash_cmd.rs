@@ -43,7 +43,7 @@ fn bare_output(text: &str, status_prefix: &str) -> String {
 }
 
 /// pi's `BashResult` from what the tool returned.
-fn bash_result(
+pub(crate) fn bash_result(
     outcome: Result<AgentToolResult, oxpi_agent_core::ToolError>,
     cancelled: bool,
 ) -> Result<Value, String> {

@@ -9,6 +9,8 @@ mod bash_cmd;
 mod commands;
 mod session_cmds;
 
+pub(crate) use bash_cmd::bash_result;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -1,0 +1,518 @@
+//! What the loop does with keys, agent events and actions: prompts and queues through the
+//! agent, pi's slash commands (`/model`, `/thinking`, `/new`, `/resume`, `/name`, `/session`,
+//! `/compact`, `/copy`, `/hotkeys`, `/quit`) and `!cmd` / `!!cmd`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossterm::event::Event;
+use oxpi_ai::{Model, ThinkingLevel};
+use tokio::sync::mpsc;
+
+use super::selector::{Choice, Selector};
+use super::state::{Action, App, Footer, Item, SelectorKind};
+use super::{keys, Msg};
+use crate::runtime::Runtime;
+
+/// pi's keys as `/hotkeys` lists them.
+pub(crate) const HOTKEYS: &str = "\
+Enter            send (while working: steer)
+Alt+Enter        queue a follow-up
+Shift+Enter      new line (also Ctrl+J, or \\ then Enter)
+Up/Down          move, or browse the prompt history
+Alt+Up           queued messages back to the editor
+Esc              abort
+Ctrl+C           clear the editor; twice to quit
+Ctrl+D           quit (empty editor)
+Ctrl+L           select a model
+Ctrl+P           next model (Shift+Ctrl+P previous)
+Shift+Tab        next thinking level
+Ctrl+O           expand or collapse tool output
+Ctrl+T           show or hide thinking
+Ctrl+G           edit the prompt in $VISUAL / $EDITOR
+Tab              complete a slash command or a path
+@                search the workspace's files
+!cmd / !!cmd     run a command (!! keeps it from the model)
+Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end";
+
+/// What the commands act on.
+pub(crate) struct Ctx {
+    /// The run.
+    pub runtime: Arc<Runtime>,
+    /// The loop's inbox (for results of spawned work).
+    pub tx: mpsc::UnboundedSender<Msg>,
+    /// `--base-url` and the provider it was given for: that provider's models are served there
+    /// for the whole run, so a switch keeps the server.
+    pub base_url: Option<(String, String)>,
+    /// Cancels the view's own work (`!cmd`, `/compact`) on `Esc`; replaced after each use.
+    pub cancel: tokio_util::sync::CancellationToken,
+}
+
+/// The models one may switch to: the current one, then every catalogue model of a provider
+/// with credentials; models of the `--base-url` provider (`base_url`) are served there.
+pub(crate) fn available_models(
+    runtime: &Runtime,
+    base_url: Option<&(String, String)>,
+) -> Vec<Model> {
+    let current = runtime.agent.model();
+    let mut models = vec![current.clone()];
+    models.extend(
+        oxpi_ai::models::builtin_models()
+            .iter()
+            .filter(|m| !(m.provider == current.provider && m.id == current.id))
+            .filter(|m| runtime.has_credentials(&m.provider))
+            .cloned()
+            .map(|mut m| {
+                if let Some((provider, url)) = base_url {
+                    if m.provider == *provider {
+                        m.base_url = url.trim_end_matches('/').to_string();
+                    }
+                }
+                m
+            }),
+    );
+    models
+}
+
+fn key_of(model: &Model) -> String {
+    format!("{}/{}", model.provider, model.id)
+}
+
+impl Ctx {
+    /// Handles one message of the loop.
+    pub(crate) fn handle(&mut self, app: &mut App, msg: Msg) {
+        let now = Instant::now();
+        match msg {
+            Msg::Agent(event) => app.on_event(&event, now),
+            Msg::Input(Event::Key(key)) => {
+                if let Some(key) = keys::from_event(key) {
+                    if let Some(action) = app.on_key(key, now) {
+                        self.act(app, action, now);
+                    }
+                }
+            }
+            Msg::Input(Event::Paste(text)) => {
+                if let Some(action) = app.on_key(keys::Key::Paste(text), now) {
+                    self.act(app, action, now);
+                }
+            }
+            Msg::Input(_) => {}
+            Msg::Done(error) => {
+                if !self.runtime.agent.is_streaming() {
+                    app.working = None;
+                }
+                if let Some(e) = error {
+                    app.pending.push(Item::Error(e));
+                }
+            }
+            Msg::Show(item) => app.pending.push(item),
+        }
+    }
+
+    /// Carries out `action`.
+    pub(crate) fn act(&mut self, app: &mut App, action: Action, now: Instant) {
+        let agent = &self.runtime.agent;
+        match action {
+            Action::Submit(text) => self.submit(app, text, now),
+            Action::Queue(kind, text) => super::queue(&self.runtime, kind, &text),
+            Action::Abort => {
+                agent.clear_all_queues();
+                agent.abort();
+                std::mem::take(&mut self.cancel).cancel();
+                app.dequeue_to_editor();
+            }
+            Action::Dequeue => {
+                agent.clear_all_queues();
+                app.dequeue_to_editor();
+            }
+            Action::Quit => app.quit = true,
+            Action::SelectModel => self.open_model_selector(app, ""),
+            Action::CycleModel(forward) => {
+                let models = available_models(&self.runtime, self.base_url.as_ref());
+                if models.len() < 2 {
+                    app.notice = Some("Only one model is available".into());
+                    return;
+                }
+                let next = if forward { 1 } else { models.len() - 1 };
+                self.set_model(app, models[next].clone());
+            }
+            Action::CycleThinking => {
+                let levels = oxpi_ai::supported_thinking_levels(&agent.model());
+                if levels.len() < 2 {
+                    app.notice = Some("This model has no thinking levels".into());
+                    return;
+                }
+                let now_level = self.runtime.thinking_level();
+                let next = levels
+                    .iter()
+                    .position(|l| *l == now_level)
+                    .map_or(levels[0], |i| levels[(i + 1) % levels.len()]);
+                self.set_thinking(app, next);
+            }
+            Action::Chosen(SelectorKind::Model, key) => {
+                if let Some(model) = available_models(&self.runtime, self.base_url.as_ref())
+                    .into_iter()
+                    .find(|m| key_of(m) == key)
+                {
+                    self.set_model(app, model);
+                }
+            }
+            Action::Chosen(SelectorKind::Thinking, name) => {
+                if let Some(level) = ThinkingLevel::parse(&name) {
+                    self.set_thinking(app, level);
+                }
+            }
+            Action::Chosen(SelectorKind::Session, path) => self.resume(app, &path),
+            Action::Chosen(SelectorKind::Tree, id) => {
+                match super::branches::navigate(&self.runtime, &id) {
+                    Ok(text) => {
+                        if let Some(text) = text {
+                            app.editor.set_text(&text);
+                        }
+                        app.pending
+                            .push(Item::Info("Moved in the session tree".into()));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            Action::Chosen(SelectorKind::Fork, id) => {
+                match super::branches::fork(&self.runtime, &id) {
+                    Ok(text) => {
+                        app.editor.set_text(&text);
+                        app.footer = super::footer(&self.runtime);
+                        let file = self.runtime.session_file().map(|p| p.display().to_string());
+                        app.pending.push(Item::Info(format!(
+                            "Forked to a new session{}",
+                            file.map(|f| format!(": {f}")).unwrap_or_default()
+                        )));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            Action::Chosen(SelectorKind::File, path) => app.editor.insert_str(&format!("{path} ")),
+            Action::FileSearch => {
+                let root = self.runtime.workspace.root().to_path_buf();
+                let choices = super::complete::workspace_files(&root)
+                    .into_iter()
+                    .map(|f| Choice {
+                        key: f.clone(),
+                        label: f,
+                        detail: String::new(),
+                    })
+                    .collect();
+                app.selector = Some((
+                    SelectorKind::File,
+                    Selector::new("Insert a file", choices, None),
+                ));
+            }
+            Action::Complete(word) => {
+                let first_word = app.editor.text().trim_start() == word;
+                let candidates: Vec<String> = if first_word && word.starts_with('/') {
+                    super::complete::COMMANDS
+                        .iter()
+                        .map(|c| format!("/{c}"))
+                        .collect()
+                } else {
+                    let root = self.runtime.workspace.root().to_path_buf();
+                    super::complete::path_candidates(&root, &word)
+                };
+                let (completed, all) = super::complete::complete_word(&word, &candidates);
+                if let Some(mut completed) = completed {
+                    if all.is_empty() && !completed.ends_with('/') {
+                        completed.push(' ');
+                    }
+                    app.editor.replace_word_before_cursor(&completed);
+                }
+                if !all.is_empty() {
+                    let shown: Vec<&str> = all.iter().take(12).map(String::as_str).collect();
+                    app.notice = Some(shown.join("  "));
+                }
+            }
+        }
+    }
+
+    fn set_model(&self, app: &mut App, model: Model) {
+        self.runtime.agent.set_model(model.clone());
+        let _ = self
+            .runtime
+            .with_session(|s| s.append_model_change(&model.provider, &model.id));
+        let level = self
+            .runtime
+            .set_thinking_level(self.runtime.thinking_level());
+        app.footer.model = key_of(&model);
+        app.footer.context_window = model.context_window;
+        app.footer.thinking = level.as_str().to_string();
+        app.notice = Some(format!("Model: {}", key_of(&model)));
+    }
+
+    fn set_thinking(&self, app: &mut App, level: ThinkingLevel) {
+        let set = self.runtime.set_thinking_level(level);
+        app.footer.thinking = set.as_str().to_string();
+        app.notice = Some(format!("Thinking level: {}", set.as_str()));
+    }
+
+    fn open_model_selector(&self, app: &mut App, query: &str) {
+        let current = key_of(&self.runtime.agent.model());
+        let choices = available_models(&self.runtime, self.base_url.as_ref())
+            .iter()
+            .map(|m| Choice {
+                key: key_of(m),
+                label: key_of(m),
+                detail: m.name.clone(),
+            })
+            .collect();
+        let mut selector = Selector::new("Select a model", choices, Some(&current));
+        for c in query.chars() {
+            selector.push(c);
+        }
+        app.selector = Some((SelectorKind::Model, selector));
+    }
+
+    fn submit(&mut self, app: &mut App, text: String, now: Instant) {
+        let trimmed = text.trim();
+        if let Some(command) = trimmed.strip_prefix('/') {
+            let (name, arg) = command
+                .split_once(char::is_whitespace)
+                .map_or((command, ""), |(n, a)| (n, a.trim()));
+            self.command(app, name, arg, now);
+            return;
+        }
+        if let Some(rest) = trimmed.strip_prefix('!') {
+            let (exclude, command) = match rest.strip_prefix('!') {
+                Some(c) => (true, c.trim()),
+                None => (false, rest.trim()),
+            };
+            if !command.is_empty() {
+                super::shell::run(self, app, command.to_string(), exclude, now);
+            }
+            return;
+        }
+        app.working = Some(now);
+        let runtime = self.runtime.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            // A run that is just ending (its `agent_end` seen) still holds the agent.
+            runtime.agent.wait_for_idle().await;
+            let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
+            let error = runtime
+                .agent
+                .prompt(messages)
+                .await
+                .err()
+                .map(|e| e.to_string());
+            let _ = tx.send(Msg::Done(error));
+        });
+    }
+
+    fn busy(&self, app: &mut App, name: &str) -> bool {
+        if app.working.is_some() {
+            app.pending.push(Item::Error(format!(
+                "/{name} waits until the agent is idle (Esc aborts)"
+            )));
+            return true;
+        }
+        false
+    }
+
+    fn command(&mut self, app: &mut App, name: &str, arg: &str, now: Instant) {
+        match name {
+            "quit" | "exit" => app.quit = true,
+            "hotkeys" => app.pending.push(Item::Info(HOTKEYS.into())),
+            "model" => self.open_model_selector(app, arg),
+            "thinking" => {
+                let levels = oxpi_ai::supported_thinking_levels(&self.runtime.agent.model());
+                if let Some(level) = (!arg.is_empty()).then(|| ThinkingLevel::parse(arg)) {
+                    match level {
+                        Some(l) if levels.contains(&l) => self.set_thinking(app, l),
+                        _ => app.pending.push(Item::Error(format!(
+                            "Invalid thinking level: {arg} (this model takes {})",
+                            levels
+                                .iter()
+                                .map(|l| l.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))),
+                    }
+                    return;
+                }
+                let choices = levels
+                    .iter()
+                    .map(|l| Choice {
+                        key: l.as_str().into(),
+                        label: l.as_str().into(),
+                        detail: String::new(),
+                    })
+                    .collect();
+                let current = self.runtime.thinking_level();
+                app.selector = Some((
+                    SelectorKind::Thinking,
+                    Selector::new("Thinking level", choices, Some(current.as_str())),
+                ));
+            }
+            "new" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                match super::sessions::new_session(&self.runtime) {
+                    Ok(()) => {
+                        app.footer = super::footer(&self.runtime);
+                        app.pending.push(Item::Info("New session started".into()));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            "resume" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                match super::sessions::picker(&self.runtime) {
+                    Ok(selector) => app.selector = Some((SelectorKind::Session, selector)),
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            "name" => {
+                if arg.is_empty() {
+                    let text = match &app.footer.session_name {
+                        Some(n) => format!("Session name: {n}"),
+                        None => "The session has no name (/name <name> sets one)".into(),
+                    };
+                    app.pending.push(Item::Info(text));
+                    return;
+                }
+                let set = self
+                    .runtime
+                    .with_session(|s| s.append_session_info(arg).map_err(|e| e.to_string()));
+                match set {
+                    Some(Ok(_)) => {
+                        app.footer.session_name = Some(arg.to_string());
+                        app.pending.push(Item::Info(format!("Session name: {arg}")));
+                    }
+                    Some(Err(e)) => app.pending.push(Item::Error(e)),
+                    None => app.pending.push(Item::Error("No session is open".into())),
+                }
+            }
+            "tree" | "fork" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                let (kind, picker) = if name == "tree" {
+                    (
+                        SelectorKind::Tree,
+                        super::branches::tree_picker(&self.runtime),
+                    )
+                } else {
+                    (
+                        SelectorKind::Fork,
+                        super::branches::fork_picker(&self.runtime),
+                    )
+                };
+                match picker {
+                    Ok(selector) => app.selector = Some((kind, selector)),
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            "clone" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                match super::branches::clone_session(&self.runtime) {
+                    Ok(()) => {
+                        let file = self.runtime.session_file().map(|p| p.display().to_string());
+                        app.pending.push(Item::Info(format!(
+                            "Cloned to a new session{}",
+                            file.map(|f| format!(": {f}")).unwrap_or_default()
+                        )));
+                    }
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            "export" => {
+                let cwd = self.runtime.workspace.root().to_path_buf();
+                let file = self.runtime.session_file();
+                let messages = self.runtime.agent.messages();
+                match super::export::export(arg, &cwd, file.as_deref(), &messages) {
+                    Ok(path) => app
+                        .pending
+                        .push(Item::Info(format!("Exported to {}", path.display()))),
+                    Err(e) => app.pending.push(Item::Error(format!("Export failed: {e}"))),
+                }
+            }
+            "session" => app.pending.push(Item::Info(super::sessions::info(
+                &self.runtime,
+                &app.footer,
+            ))),
+            "compact" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                app.working = Some(now);
+                app.notice = Some("Compacting…".into());
+                let runtime = self.runtime.clone();
+                let tx = self.tx.clone();
+                let custom = (!arg.is_empty()).then(|| arg.to_string());
+                let cancel = self.cancel.child_token();
+                tokio::spawn(async move {
+                    match crate::compact::compact(&runtime, custom.as_deref(), cancel).await {
+                        Ok(result) => {
+                            let before = result["tokensBefore"].as_u64().unwrap_or(0);
+                            let _ = tx.send(Msg::Show(Item::Info(format!(
+                                "Compacted: {before} tokens before"
+                            ))));
+                            let _ = tx.send(Msg::Done(None));
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Msg::Done(Some(e.to_string())));
+                        }
+                    }
+                });
+            }
+            "copy" => match last_reply_text(&self.runtime) {
+                Some(text) => {
+                    super::shell::osc52(&text);
+                    app.notice = Some("Copied the last reply".into());
+                }
+                None => app.pending.push(Item::Error("No reply to copy yet".into())),
+            },
+            _ => app.pending.push(Item::Error(format!(
+                "Unknown command: /{name} (/hotkeys lists the keys)"
+            ))),
+        }
+    }
+
+    fn resume(&mut self, app: &mut App, path: &str) {
+        match super::sessions::switch(&self.runtime, path) {
+            Ok(()) => {
+                app.footer = super::footer(&self.runtime);
+                app.pending.push(Item::Info(format!("Resumed {path}")));
+                let messages = self.runtime.agent.messages();
+                let mut fresh = App::new(Footer::default());
+                fresh.replay(&messages);
+                app.footer.input = fresh.footer.input;
+                app.footer.output = fresh.footer.output;
+                app.footer.cache = fresh.footer.cache;
+                app.footer.cost = fresh.footer.cost;
+                app.footer.context_tokens = fresh.footer.context_tokens;
+                app.pending.extend(fresh.pending);
+            }
+            Err(e) => app.pending.push(Item::Error(e)),
+        }
+    }
+}
+
+/// The text of the last assistant reply.
+fn last_reply_text(runtime: &Runtime) -> Option<String> {
+    runtime.agent.messages().iter().rev().find_map(|m| match m {
+        oxpi_ai::Message::Assistant(a) => {
+            let text: Vec<&str> = a
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    oxpi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    })
+}
