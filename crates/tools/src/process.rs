@@ -52,6 +52,8 @@ pub(crate) struct RunSpec {
     /// Shell commands run before the command, in a shell that then `exec`s the real one
     /// (resource limits with `ulimit`).
     pub prelude: Option<String>,
+    /// Where the running tree is registered, for a program that ends on a signal.
+    pub tracker: Option<crate::running::RunningCommands>,
 }
 
 /// Receives the output as it comes, and asks to be woken for throttled updates.
@@ -112,6 +114,8 @@ pub(crate) async fn run(
         token,
         armed: true,
     };
+    // Dropped before `tree`: a tree no longer registered is still killed by its own drop.
+    let _tracked = spec.tracker.as_ref().map(|r| r.track(pid, &tree.token));
     let mut reader = pipe::Receiver::from_owned_fd(reader).map_err(SpawnError::Pipe)?;
     let started = Instant::now();
     let deadline = spec.timeout.map(|t| started + t);

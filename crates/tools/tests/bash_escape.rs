@@ -65,13 +65,24 @@ async fn device_nodes_cannot_be_made_inside_the_workspace() {
     )
     .await;
     if free.result.is_err() {
-        eprintln!("this process cannot make device nodes at all: {}", free.text());
+        eprintln!(
+            "this process cannot make device nodes at all: {}",
+            free.text()
+        );
         return;
     }
     let tool = fx.tool(Sandbox::workspace());
     for (node, kind) in [("null_node", "c 1 3"), ("loop_node", "b 7 0")] {
-        let out = run(tool.clone(), json!({"command": format!("mknod {node} {kind}")})).await;
-        assert!(out.result.is_err(), "mknod {kind} succeeded: {}", out.text());
+        let out = run(
+            tool.clone(),
+            json!({"command": format!("mknod {node} {kind}")}),
+        )
+        .await;
+        assert!(
+            out.result.is_err(),
+            "mknod {kind} succeeded: {}",
+            out.text()
+        );
         assert!(
             out.text().contains("Operation not permitted")
                 || out.text().contains("Permission denied"),
@@ -115,10 +126,7 @@ async fn the_command_gets_no_descriptor_beyond_stdin_stdout_and_stderr() {
         );
         // `ls` lists 0, 1, 2 and the descriptor of the directory it reads.
         let text = out.text();
-        let listed: Vec<&str> = text
-            .lines()
-            .filter(|l| l.parse::<u32>().is_ok())
-            .collect();
+        let listed: Vec<&str> = text.lines().filter(|l| l.parse::<u32>().is_ok()).collect();
         assert_eq!(listed, ["0", "1", "2", "3"], "{sandbox:?}: {}", out.text());
         assert_eq!(fs::read_to_string(&target).unwrap(), "before\n");
     }
