@@ -94,6 +94,14 @@ impl PathGlob {
         if pattern.is_empty() {
             return Err(ToolError::new("The glob pattern is empty"));
         }
+        // `**/name` is `name` at any depth: matched on the name alone, so its cost does not
+        // grow with the depth of the path.
+        while let Some(rest) = pattern.strip_prefix("**/") {
+            if rest.contains('/') || rest.is_empty() {
+                break;
+            }
+            pattern = rest;
+        }
         let whole_path = pattern.contains('/');
         let insensitive = smart_case && !pattern.chars().any(char::is_uppercase);
         let glob = globset::GlobBuilder::new(pattern)
