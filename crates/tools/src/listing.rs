@@ -198,6 +198,12 @@ mod tests {
             ("src/**/*.spec.ts", "src/a/b/x.spec.ts", true),
             ("src/**/*.spec.ts", "src/x.spec.ts", true),
             ("src/**/*.spec.ts", "lib/x.spec.ts", false),
+            // `**/name` is matched on the name alone, with the same results.
+            ("**/x.txt", "x.txt", true),
+            ("**/x.txt", "a/b/x.txt", true),
+            ("**/x.txt", "a/bx.txt", false),
+            ("**/**/x.txt", "a/x.txt", true),
+            ("**/x.txt/", "a/x.txt", false),
         ];
         for (pattern, path, expected) in cases {
             let glob = PathGlob::new(pattern, true).unwrap();
