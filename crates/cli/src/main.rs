@@ -12,6 +12,7 @@ mod print;
 mod rpc;
 mod runtime;
 mod session_choice;
+mod signals;
 mod tool_choice;
 
 use std::io::Read;
@@ -35,7 +36,14 @@ fn prompts(args: &Args) -> Vec<String> {
     messages
 }
 
-async fn run(args: Args) -> i32 {
+/// Runs the command; returns its exit code and whether a signal ended it.
+async fn run(args: Args) -> (i32, bool) {
+    let mut ended_by_signal = false;
+    let code = run_until_signal(args, &mut ended_by_signal).await;
+    (code, ended_by_signal)
+}
+
+async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
     if let Err(e) = args.check() {
         eprintln!("{e}");
         return 2;
@@ -57,16 +65,44 @@ async fn run(args: Args) -> i32 {
             return 1;
         }
     };
-    let code = match args.mode() {
-        Mode::Text if interactive => {
-            let first = Some(prompts.join("\n\n")).filter(|p| !p.is_empty());
-            interactive::run(runtime.clone(), first, args.base_url.clone()).await
+    if interactive {
+        // The interactive mode catches SIGTERM/SIGHUP itself: it aborts the run (killing its
+        // command trees) and gives the terminal back before it returns 143/129.
+        let first = Some(prompts.join("\n\n")).filter(|p| !p.is_empty());
+        let code = interactive::run(runtime.clone(), first, args.base_url.clone()).await;
+        let commands = runtime.commands.clone();
+        let _ = tokio::task::spawn_blocking(move || commands.kill_all()).await;
+        runtime.shutdown().await;
+        return code;
+    }
+    let mut signals = match signals::Signals::install() {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("oxpi: could not catch SIGTERM and SIGHUP: {e}");
+            return 1;
         }
-        Mode::Text => print::run_print(&runtime, &prompts).await,
-        Mode::Json => print::run_json(&runtime, &prompts).await,
-        Mode::Rpc => rpc::run(runtime.clone()).await,
     };
-    runtime.shutdown().await;
+    let mode = async {
+        match args.mode() {
+            Mode::Text => print::run_print(&runtime, &prompts).await,
+            Mode::Json => print::run_json(&runtime, &prompts).await,
+            Mode::Rpc => rpc::run(runtime.clone()).await,
+        }
+    };
+    let code = tokio::select! {
+        code = mode => code,
+        code = signals.recv() => {
+            *ended_by_signal = true;
+            // pi: the tracked command trees first, then the rest of the shutdown.
+            let commands = runtime.commands.clone();
+            let _ = tokio::task::spawn_blocking(move || commands.kill_all()).await;
+            code
+        }
+    };
+    tokio::select! {
+        _ = runtime.shutdown() => {}
+        _ = signals.recv() => {}
+    }
     code
 }
 
@@ -79,7 +115,15 @@ fn main() {
         .enable_all()
         .build()
     {
-        Ok(rt) => rt.block_on(run(args)),
+        Ok(rt) => {
+            let (code, ended_by_signal) = rt.block_on(run(args));
+            if ended_by_signal {
+                // RPC's stdin read may block for ever (the caller keeps the pipe open): the
+                // runtime is not waited for.
+                rt.shutdown_background();
+            }
+            code
+        }
         Err(e) => {
             eprintln!("oxpi: could not start the async runtime: {e}");
             1

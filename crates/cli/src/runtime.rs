@@ -77,6 +77,9 @@ pub(crate) struct Runtime {
     pub auto_compaction: Arc<AtomicBool>,
     /// The embedded model's server, kept running while the run lasts.
     pub server: Mutex<Option<oxpi_local::LocalServer>>,
+    /// The running `bash` command trees (the agent's and RPC's) and the tools' temporary
+    /// directories, killed and removed when the command ends on a signal.
+    pub commands: oxpi_tools::RunningCommands,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -164,7 +167,8 @@ impl Runtime {
         let names =
             tool_choice::select(args.tools.as_deref(), args.no_tools).map_err(SetupError::from)?;
         let workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
-        let tools = tool_choice::build(&names, &workspace).map_err(SetupError::from)?;
+        let commands = oxpi_tools::RunningCommands::new();
+        let tools = tool_choice::build(&names, &workspace, &commands).map_err(SetupError::from)?;
         let tools_workspace = workspace.clone();
         let files = if args.no_context_files {
             Vec::new()
@@ -243,6 +247,7 @@ impl Runtime {
             auto,
             auto_compaction,
             server: Mutex::new(server),
+            commands,
         });
         runtime.bind(session)?;
         Ok(runtime)

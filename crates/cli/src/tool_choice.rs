@@ -3,7 +3,7 @@
 //! confined to the working directory (bash under the workspace sandbox).
 
 use oxpi_agent_core::AgentToolHandle;
-use oxpi_tools::Workspace;
+use oxpi_tools::{RunningCommands, Workspace};
 
 /// pi's default tools.
 pub(crate) const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -78,10 +78,11 @@ pub(crate) fn select(tools: Option<&str>, no_tools: bool) -> Result<Vec<String>,
     Ok(out)
 }
 
-/// The tools named `names`, over `workspace`.
+/// The tools named `names`, over `workspace`; `bash` registers its commands in `commands`.
 pub(crate) fn build(
     names: &[String],
     workspace: &Workspace,
+    commands: &RunningCommands,
 ) -> Result<Vec<AgentToolHandle>, ToolChoiceError> {
     names
         .iter()
@@ -89,7 +90,9 @@ pub(crate) fn build(
             let ws = workspace.clone();
             let built = match name.as_str() {
                 "read" => oxpi_tools::read_tool(ws),
-                "bash" => oxpi_tools::bash_tool(ws),
+                "bash" => {
+                    AgentToolHandle::new(oxpi_tools::BashTool::new(ws).tracked_by(commands.clone()))
+                }
                 "edit" => oxpi_tools::edit_tool(ws),
                 "write" => oxpi_tools::write_tool(ws),
                 "grep" => oxpi_tools::grep_tool(ws),
@@ -140,7 +143,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         let all: Vec<String> = BUILTIN_TOOLS.iter().map(|s| s.to_string()).collect();
-        let tools = build(&all, &ws).unwrap();
+        let tools = build(&all, &ws, &RunningCommands::new()).unwrap();
         let built: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(built, BUILTIN_TOOLS);
     }

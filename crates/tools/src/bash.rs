@@ -17,6 +17,7 @@ use crate::bash_output::{
 };
 use crate::fsutil::format_size;
 use crate::process::{self, Ended, RunSpec, Sink};
+use crate::running::RunningCommands;
 use crate::sandbox::Sandbox;
 use crate::workspace::{Workspace, DEFAULT_MAX_BYTES};
 
@@ -107,6 +108,7 @@ pub struct BashTool {
     output_dir: PathBuf,
     exit_grace: Duration,
     own_tmp: Arc<Mutex<Option<Arc<tempfile::TempDir>>>>,
+    tracker: Option<RunningCommands>,
 }
 
 impl BashTool {
@@ -120,7 +122,15 @@ impl BashTool {
             output_dir: std::env::temp_dir(),
             exit_grace: DEFAULT_EXIT_GRACE,
             own_tmp: Arc::default(),
+            tracker: None,
         }
+    }
+
+    /// Registers its running command trees and its temporary directory in `commands`, so a
+    /// program ending on a signal can kill and remove them ([`RunningCommands::kill_all`]).
+    pub fn tracked_by(mut self, commands: RunningCommands) -> Self {
+        self.tracker = Some(commands);
+        self
     }
 
     /// Runs commands under `sandbox` ([`Sandbox::None`] for pi's unconfined behaviour).
@@ -188,6 +198,9 @@ impl BashTool {
                     "Cannot create the bash tool's temporary directory: {e}"
                 ))
             })?;
+        if let Some(tracker) = &self.tracker {
+            tracker.track_temp_dir(dir.path().to_path_buf());
+        }
         let dir = Arc::new(dir);
         *slot = Some(dir.clone());
         Ok(dir)
@@ -293,6 +306,7 @@ impl AgentTool for BashTool {
             exit_grace: self.exit_grace,
             setup,
             prelude,
+            tracker: self.tracker.clone(),
         };
         on_update(AgentToolResult::default());
         let mut sink = UpdateSink {

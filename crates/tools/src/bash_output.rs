@@ -1,5 +1,9 @@
 //! The output of one `bash` command: a bounded tail in memory, the full output in a file once it
 //! is over the limits, and pi's tail truncation.
+//!
+//! Bytes that are not UTF-8 are shown as U+FFFD, so the limits, the totals and the cut all count
+//! the decoded text, as pi's do: 30,000 bytes 0xFF are 90,000 bytes of text, over the 50 KB
+//! limit, and are cut with the notice and the full-output file (which keeps the raw bytes).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -136,8 +140,14 @@ pub(crate) struct OutputAccumulator {
     head: Vec<u8>,
     tail: Vec<u8>,
     tail_starts_at_line: bool,
+    /// Bytes received.
+    raw_bytes: u64,
+    /// Bytes of the text they decode to (pi's `totalDecodedBytes`).
     total_bytes: u64,
+    /// The start of a character the next chunk may complete (at most 3 bytes).
+    pending: Vec<u8>,
     completed_lines: u64,
+    /// Decoded bytes of the line still open.
     current_line_bytes: u64,
     file: Option<(PathBuf, BufWriter<File>)>,
     file_error: Option<String>,
@@ -159,7 +169,9 @@ impl OutputAccumulator {
             head: Vec::new(),
             tail: Vec::new(),
             tail_starts_at_line: true,
+            raw_bytes: 0,
             total_bytes: 0,
+            pending: Vec::new(),
             completed_lines: 0,
             current_line_bytes: 0,
             file: None,
@@ -173,20 +185,28 @@ impl OutputAccumulator {
         if data.is_empty() || self.finished {
             return;
         }
-        self.total_bytes += data.len() as u64;
+        self.raw_bytes += data.len() as u64;
         let newlines = memchr::memchr_iter(b'\n', data).count() as u64;
         match memchr::memrchr(b'\n', data) {
             Some(last) => {
+                // A line break ends any character that was pending.
+                let lines = decoded_len(&mut self.pending, &data[..=last]);
+                let open = decoded_len(&mut self.pending, &data[last + 1..]);
+                self.total_bytes += lines + open;
                 self.completed_lines += newlines;
-                self.current_line_bytes = (data.len() - last - 1) as u64;
+                self.current_line_bytes = open;
             }
-            None => self.current_line_bytes += data.len() as u64,
+            None => {
+                let open = decoded_len(&mut self.pending, data);
+                self.total_bytes += open;
+                self.current_line_bytes += open;
+            }
         }
         self.tail.extend_from_slice(data);
         if self.tail.len() > self.max_rolling * 2 {
             self.trim_tail();
         }
-        if self.file.is_some() || self.over_limits() {
+        if self.file.is_some() || self.needs_file() {
             self.ensure_file();
             self.write_file(data);
         } else {
@@ -199,8 +219,14 @@ impl OutputAccumulator {
         self.completed_lines + u64::from(self.current_line_bytes > 0)
     }
 
+    /// Whether the output is cut (pi: by decoded bytes or lines).
     fn over_limits(&self) -> bool {
         self.total_bytes > self.max_bytes as u64 || self.total_lines() > self.max_lines as u64
+    }
+
+    /// Whether the full output goes to a file (pi: raw or decoded bytes, or lines, over).
+    fn needs_file(&self) -> bool {
+        self.raw_bytes > self.max_bytes as u64 || self.over_limits()
     }
 
     /// Bytes held in memory (the tail and, while there is no file, the output so far).
@@ -261,7 +287,13 @@ impl OutputAccumulator {
     /// Ends the output: flushes the file.
     pub(crate) fn finish(&mut self) {
         self.finished = true;
-        if self.over_limits() {
+        if !self.pending.is_empty() {
+            // A character never completed: one U+FFFD.
+            self.pending.clear();
+            self.total_bytes += REPLACEMENT_LEN;
+            self.current_line_bytes += REPLACEMENT_LEN;
+        }
+        if self.needs_file() {
             self.ensure_file();
         }
         if let Some((_, writer)) = &mut self.file {
@@ -330,7 +362,7 @@ impl OutputAccumulator {
             return (String::from_utf8_lossy(&self.head).into_owned(), false);
         };
         let file = writer.get_ref();
-        let size = self.total_bytes;
+        let size = self.raw_bytes;
         let read = |offset: u64, len: u64| -> io::Result<Vec<u8>> {
             let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
             file.read_exact_at(&mut buf, offset)?;
@@ -360,6 +392,42 @@ impl OutputAccumulator {
         );
         (text, true)
     }
+}
+
+/// Bytes of U+FFFD in UTF-8.
+const REPLACEMENT_LEN: u64 = 3;
+
+/// Bytes of the text `data` decodes to after `pending` (the start of a character left by the
+/// previous chunk), each invalid sequence as one U+FFFD (as `String::from_utf8_lossy` and
+/// pi's `TextDecoder`); leaves in `pending` a character `data` ends in the middle of.
+fn decoded_len(pending: &mut Vec<u8>, data: &[u8]) -> u64 {
+    let joined;
+    let bytes: &[u8] = if pending.is_empty() {
+        data
+    } else {
+        joined = [pending.as_slice(), data].concat();
+        &joined
+    };
+    let mut carry: &[u8] = &[];
+    let mut len = 0u64;
+    let mut chunks = bytes.utf8_chunks().peekable();
+    while let Some(chunk) = chunks.next() {
+        len += chunk.valid().len() as u64;
+        let invalid = chunk.invalid();
+        if invalid.is_empty() {
+            continue;
+        }
+        let incomplete = chunks.peek().is_none()
+            && matches!(std::str::from_utf8(invalid), Err(e) if e.error_len().is_none());
+        if incomplete {
+            carry = invalid;
+        } else {
+            len += REPLACEMENT_LEN;
+        }
+    }
+    let carry = carry.to_vec();
+    *pending = carry;
+    len
 }
 
 /// `bytes` without an incomplete UTF-8 sequence at its end.
@@ -496,6 +564,63 @@ mod tests {
         assert!(omitted);
         assert!(full.len() < 1024 * 1024 + 100);
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_count_as_the_text_they_decode_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = OutputAccumulator::new(dir.path());
+        let raw = vec![0xffu8; 30_000];
+        for chunk in raw.chunks(7) {
+            out.append(chunk);
+        }
+        out.finish();
+        let snap = out.snapshot();
+        // Each byte decodes to U+FFFD (3 bytes): 90,000 bytes, over the 50 KB limit.
+        let shown = (DEFAULT_MAX_BYTES / 3) as u64;
+        assert_eq!(snap.text, "\u{fffd}".repeat(shown as usize));
+        assert_eq!(
+            snap.truncation,
+            BashTruncation {
+                truncated: true,
+                truncated_by: Some("bytes".into()),
+                total_lines: 1,
+                total_bytes: 90_000,
+                output_lines: 1,
+                output_bytes: shown * 3,
+                last_line_partial: true,
+                first_line_exceeds_limit: false,
+                max_lines: DEFAULT_MAX_LINES as u64,
+                max_bytes: DEFAULT_MAX_BYTES as u64,
+            }
+        );
+        assert_eq!(out.last_line_bytes(), 90_000);
+        let path = snap.full_output_path.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), raw);
+    }
+
+    #[test]
+    fn decoded_bytes_are_counted_across_chunk_boundaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all: Vec<u8> = Vec::new();
+        for i in 0..200u32 {
+            all.extend_from_slice("aé€😀\n".as_bytes());
+            all.extend_from_slice(&[0xff, 0xe2, 0x82, b'x', 0xf0, 0x9f, (i % 256) as u8]);
+        }
+        all.extend_from_slice(&[0xe2, 0x82]);
+        let want = String::from_utf8_lossy(&all).len() as u64;
+        for size in [1, 2, 3, 5, 64, 100_000] {
+            let mut out = OutputAccumulator::new(dir.path());
+            for chunk in all.chunks(size) {
+                out.append(chunk);
+            }
+            out.finish();
+            assert_eq!(
+                out.snapshot().truncation.total_bytes,
+                want,
+                "chunks of {size}"
+            );
+        }
     }
 
     #[test]

@@ -255,12 +255,17 @@ fn search_file(
     root: &Root,
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    path: &Path,
+    (path, parent): (&Path, Option<&walk::Parent>),
     display: &str,
     (cap, max_bytes): (usize, usize),
     cancel: &CancellationToken,
 ) -> Option<FileResult> {
-    let file = root.open_file(path)?.into_std();
+    // Beneath the directory's handle when the walk gave it: one step, whatever the depth.
+    let file = match parent {
+        Some((dir, name)) => root.open_file_in(dir, name)?,
+        None => root.open_file(path)?,
+    }
+    .into_std();
     let mut sink = FileSink {
         display,
         cap,
@@ -392,7 +397,7 @@ fn grep(
             &root,
             &mut searcher.build(),
             &matcher,
-            &start.path,
+            (&start.path, None),
             &display,
             cap,
             cancel,
@@ -440,6 +445,10 @@ struct Files<'a> {
     glob: Option<&'a Override>,
 }
 
+/// Most directories whose handles one batch holds (the files of a batch are opened beneath
+/// them), so the handles held by batches in flight stay few.
+const DIRS_PER_BATCH: usize = 4;
+
 /// Files per job handed to a search thread: enough that handing over costs little next to the
 /// searching, few enough that a search stopped at its limit wastes little.
 const BATCH: usize = 128;
@@ -463,7 +472,7 @@ fn search_tree(
         .clamp(1, MAX_WORKERS);
     let stop = AtomicBool::new(false);
     let stopped = || stop.load(Ordering::Relaxed) || cancel.is_cancelled();
-    type Batch = Vec<(PathBuf, String)>;
+    type Batch = Vec<(PathBuf, String, Option<walk::Parent>)>;
     let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Batch)>(workers * WINDOW);
     let job_rx = Mutex::new(job_rx);
     let (result_tx, result_rx) =
@@ -476,7 +485,9 @@ fn search_tree(
         scope.spawn(|| {
             let (job_tx, token_rx) = (job_tx, token_rx);
             let mut index = 0;
-            let mut batch = Vec::with_capacity(BATCH);
+            let mut batch: Batch = Vec::with_capacity(BATCH);
+            // Directory handles the batch holds (each change of directory counts one).
+            let mut dirs = 0;
             let send = |batch: Batch, index: usize| {
                 // Wait for room in the window; no token left means the search is over.
                 token_rx.recv().is_ok() && job_tx.send((index, batch)).is_ok()
@@ -488,8 +499,16 @@ fn search_tree(
                 if entry.kind != walk::Kind::File {
                     continue;
                 }
-                batch.push((entry.path, entry.rel));
-                if batch.len() == BATCH {
+                let same_dir = match (batch.last().and_then(|b| b.2.as_ref()), &entry.parent) {
+                    (Some((a, _)), Some((b, _))) => Arc::ptr_eq(a, b),
+                    _ => false,
+                };
+                if !same_dir {
+                    dirs += 1;
+                }
+                batch.push((entry.path, entry.rel, entry.parent));
+                if batch.len() == BATCH || dirs == DIRS_PER_BATCH {
+                    dirs = 0;
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                     if !send(full, index) {
                         return;
@@ -515,11 +534,12 @@ fn search_tree(
                     let Ok((index, batch)) = job else { break };
                     let results = batch
                         .iter()
-                        .map(|(path, display)| {
+                        .map(|(path, display, parent)| {
                             if stopped() {
                                 return None;
                             }
-                            search_file(root, &mut searcher, matcher, path, display, cap, cancel)
+                            let file = (path.as_path(), parent.as_ref());
+                            search_file(root, &mut searcher, matcher, file, display, cap, cancel)
                         })
                         .collect();
                     if result_tx.send((index, results)).is_err() {

@@ -55,6 +55,8 @@ mod process;
 mod read;
 mod read_details;
 #[cfg(unix)]
+mod running;
+#[cfg(unix)]
 mod sandbox;
 mod text;
 mod walk;
@@ -75,6 +77,8 @@ pub use grep::{GrepArgs, GrepDetails, GrepTool, DEFAULT_GREP_LIMIT, GREP_MAX_LIN
 pub use ls::{LsArgs, LsDetails, LsTool, DEFAULT_LS_LIMIT};
 pub use read::{ReadArgs, ReadTool};
 pub use read_details::{ImageDetails, ReadDetails, TextDetails, TruncatedBy};
+#[cfg(unix)]
+pub use running::RunningCommands;
 #[cfg(unix)]
 pub use sandbox::{Sandbox, SandboxError, SandboxPolicy, SandboxSupport, MIN_LANDLOCK_ABI};
 pub use workspace::{

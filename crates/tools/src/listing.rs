@@ -94,6 +94,14 @@ impl PathGlob {
         if pattern.is_empty() {
             return Err(ToolError::new("The glob pattern is empty"));
         }
+        // `**/name` is `name` at any depth: matched on the name alone, so its cost does not
+        // grow with the depth of the path.
+        while let Some(rest) = pattern.strip_prefix("**/") {
+            if rest.contains('/') || rest.is_empty() {
+                break;
+            }
+            pattern = rest;
+        }
         let whole_path = pattern.contains('/');
         let insensitive = smart_case && !pattern.chars().any(char::is_uppercase);
         let glob = globset::GlobBuilder::new(pattern)
@@ -190,6 +198,12 @@ mod tests {
             ("src/**/*.spec.ts", "src/a/b/x.spec.ts", true),
             ("src/**/*.spec.ts", "src/x.spec.ts", true),
             ("src/**/*.spec.ts", "lib/x.spec.ts", false),
+            // `**/name` is matched on the name alone, with the same results.
+            ("**/x.txt", "x.txt", true),
+            ("**/x.txt", "a/b/x.txt", true),
+            ("**/x.txt", "a/bx.txt", false),
+            ("**/**/x.txt", "a/x.txt", true),
+            ("**/x.txt/", "a/x.txt", false),
         ];
         for (pattern, path, expected) in cases {
             let glob = PathGlob::new(pattern, true).unwrap();

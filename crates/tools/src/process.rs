@@ -1,6 +1,7 @@
 //! Running one shell command: its own session and process group (started through `setsid`,
-//! so it has no controlling terminal: pi's `detached: true`), stdout and stderr in one pipe, a
-//! deadline, abort, and killing the whole tree of processes it started.
+//! so it has no controlling terminal: pi's `detached: true`), stdout and stderr in one pipe, no
+//! other descriptor of the program, a deadline, abort, and killing the whole tree of processes
+//! it started.
 //!
 //! Every process of a run is marked with an environment variable ([`RUN_MARKER`]) holding a
 //! random token. Killing a run first stops (`SIGSTOP`) its process group, then looks through
@@ -51,6 +52,8 @@ pub(crate) struct RunSpec {
     /// Shell commands run before the command, in a shell that then `exec`s the real one
     /// (resource limits with `ulimit`).
     pub prelude: Option<String>,
+    /// Where the running tree is registered, for a program that ends on a signal.
+    pub tracker: Option<crate::running::RunningCommands>,
 }
 
 /// Receives the output as it comes, and asks to be woken for throttled updates.
@@ -111,6 +114,8 @@ pub(crate) async fn run(
         token,
         armed: true,
     };
+    // Dropped before `tree`: a tree no longer registered is still killed by its own drop.
+    let _tracked = spec.tracker.as_ref().map(|r| r.track(pid, &tree.token));
     let mut reader = pipe::Receiver::from_owned_fd(reader).map_err(SpawnError::Pipe)?;
     let started = Instant::now();
     let deadline = spec.timeout.map(|t| started + t);
@@ -165,6 +170,12 @@ async fn spawn(
     spec: &mut RunSpec,
     token: &str,
 ) -> Result<(OwnedFd, tokio::process::Child), SpawnError> {
+    // The shell gets stdin, stdout and stderr and nothing else: a descriptor the program holds
+    // without close-on-exec (a wrapper's `7>>file`, a library's log) would be a way around the
+    // sandbox, which checks `open`, not descriptors already open. Marking them in the program
+    // (not closing them) leaves them working here; the standard library and tokio open theirs
+    // close-on-exec, so nothing new lacks the mark between here and the spawn.
+    close_fds::set_fds_cloexec_threadsafe(3, &[]);
     let (reader, writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| SpawnError::Pipe(e.into()))?;
     let writer2 = writer.try_clone().map_err(SpawnError::Pipe)?;

@@ -4,7 +4,9 @@
 //! - Writes: a Landlock ruleset (Linux 6.2 or newer, Landlock ABI 3 or newer) that handles every
 //!   write access and allows them only beneath the workspace root, the tool's own temporary
 //!   directory and the directories of [`SandboxPolicy::allow_write`], plus writing to
-//!   `/dev/null`, `/dev/zero`, `/dev/full` and `/dev/tty`. Reading and running programs stay
+//!   `/dev/null`, `/dev/zero` and `/dev/full` (not `/dev/tty`: the command has no terminal).
+//!   Making a character or block device is never allowed, not even beneath those directories
+//!   (a node made there would reach the device). Reading and running programs stay
 //!   free. Landlock follows the file, not the name: a link in the root that points outside
 //!   leads to a file that stays read-only. From ABI 6 the command also cannot signal processes
 //!   outside the sandbox.

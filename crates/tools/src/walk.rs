@@ -6,11 +6,10 @@
 //! directories between the root and the search directory count too, as they would for `rg` or
 //! `fd`; nothing above the root is read.
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, OpenOptions};
@@ -69,86 +68,93 @@ impl Root {
         let file = self.dir.open_with(relative, &self.options).ok()?;
         file.metadata().ok()?.is_file().then_some(file)
     }
+
+    /// Opens the entry `name` of `dir` (a directory of a walk) for reading, beneath that
+    /// handle, if it is a regular file: one step, whatever the depth of `dir`.
+    pub(crate) fn open_file_in(&self, dir: &Dir, name: &OsStr) -> Option<File> {
+        let file = dir.open_with(name, &self.options).ok()?;
+        file.metadata().ok()?.is_file().then_some(file)
+    }
 }
 
 /// The rules that apply in a directory: its own ignore files' first, then its parent's, up to
-/// the root.
-type Chain = Arc<Vec<Arc<Gitignore>>>;
+/// the root. A list sharing its tail with the parent's, so a directory's costs only its own.
+type Chain = Option<Arc<ChainNode>>;
 
-/// The ignore rules of each directory, loaded once.
+/// One directory's rules in a [`Chain`].
 #[derive(Debug)]
-struct Ignores {
-    root: Arc<Root>,
-    chains: Mutex<HashMap<PathBuf, Chain>>,
+struct ChainNode {
+    rules: Gitignore,
+    parent: Chain,
 }
 
-impl Ignores {
-    /// The rules of `.gitignore` then `.ignore` in `dir` (later lines win, as in git).
-    fn load(&self, dir: &Path) -> Option<Arc<Gitignore>> {
-        let mut builder = GitignoreBuilder::new(dir);
-        let mut any = false;
-        for name in [".gitignore", ".ignore"] {
-            let Some(file) = self.root.open_file(&dir.join(name)) else {
-                continue;
-            };
-            let mut text = String::new();
-            if file
-                .take(MAX_IGNORE_FILE)
-                .read_to_string(&mut text)
-                .is_err()
-            {
-                continue;
-            }
-            for line in text.lines() {
-                let _ = builder.add_line(None, line);
-                any = true;
-            }
+/// `chain` with `own` in front, if there are any.
+fn push_rules(chain: Chain, own: Option<Gitignore>) -> Chain {
+    match own {
+        Some(rules) => Some(Arc::new(ChainNode {
+            rules,
+            parent: chain,
+        })),
+        None => chain,
+    }
+}
+
+/// Whether `path` is ignored by `chain`: the rules of the nearest directory that says anything
+/// about it win (a deeper `!pattern` un-ignores).
+fn ignored_by(chain: &Chain, path: &Path, is_dir: bool) -> bool {
+    let mut node = chain.as_deref();
+    while let Some(current) = node {
+        let found = current.rules.matched(path, is_dir);
+        if found.is_ignore() {
+            return true;
         }
-        any.then(|| builder.build().ok()).flatten().map(Arc::new)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Chain>> {
-        self.chains
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The chain of rules for `dir` (empty outside the root).
-    fn chain(&self, dir: &Path) -> Chain {
-        if let Some(chain) = self.lock().get(dir) {
-            return chain.clone();
-        }
-        let inside = dir.starts_with(&self.root.path);
-        let parent = match dir.parent() {
-            Some(parent) if inside && dir != self.root.path => self.chain(parent),
-            _ => Chain::default(),
-        };
-        let own = if inside { self.load(dir) } else { None };
-        let chain: Chain = match own {
-            Some(own) => Arc::new(std::iter::once(own).chain(parent.iter().cloned()).collect()),
-            None => parent,
-        };
-        self.lock().insert(dir.to_path_buf(), chain.clone());
-        chain
-    }
-
-    /// Whether `path` is ignored: the rules of the nearest directory that says anything about
-    /// it win (a deeper `!pattern` un-ignores).
-    fn is_ignored(&self, path: &Path, is_dir: bool) -> bool {
-        let Some(dir) = path.parent() else {
+        if found.is_whitelist() {
             return false;
-        };
-        for rules in self.chain(dir).iter() {
-            let found = rules.matched(path, is_dir);
-            if found.is_ignore() {
-                return true;
-            }
-            if found.is_whitelist() {
-                return false;
-            }
         }
-        false
+        node = current.parent.as_deref();
     }
+    false
+}
+
+/// The rules of `.gitignore` then `.ignore` in the directory `path` (later lines win, as in
+/// git), each file opened by `open`.
+fn load_rules(path: &Path, open: impl Fn(&str) -> Option<File>) -> Option<Gitignore> {
+    let mut builder = GitignoreBuilder::new(path);
+    let mut any = false;
+    for name in [".gitignore", ".ignore"] {
+        let Some(file) = open(name) else {
+            continue;
+        };
+        let mut text = String::new();
+        if file
+            .take(MAX_IGNORE_FILE)
+            .read_to_string(&mut text)
+            .is_err()
+        {
+            continue;
+        }
+        for line in text.lines() {
+            let _ = builder.add_line(None, line);
+            any = true;
+        }
+    }
+    any.then(|| builder.build().ok()).flatten()
+}
+
+/// The rules of the search directory: those of the directories from the root down to it, each
+/// read by its path beneath the root's handle (once per walk).
+fn start_chain(root: &Root, dir: &Path) -> Chain {
+    if !dir.starts_with(&root.path) {
+        return None;
+    }
+    let parent = match dir.parent() {
+        Some(parent) if dir != root.path => start_chain(root, parent),
+        _ => None,
+    };
+    push_rules(
+        parent,
+        load_rules(dir, |name| root.open_file(&dir.join(name))),
+    )
 }
 
 /// What an entry of a walk is, as its directory listed it (a link is `Other`: never followed).
@@ -159,6 +165,9 @@ pub(crate) enum Kind {
     Other,
 }
 
+/// A directory of a walk and the name of an entry in it.
+pub(crate) type Parent = (Arc<Dir>, OsString);
+
 /// An entry of a walk.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -167,6 +176,8 @@ pub(crate) struct Entry {
     /// The names from the search directory, `/`-separated (lossy for names that are not UTF-8).
     pub(crate) rel: String,
     pub(crate) kind: Kind,
+    /// The directory it is in, and its name there (for a file: `grep` opens it beneath it).
+    pub(crate) parent: Option<Parent>,
 }
 
 /// `grep`'s `glob`, which overrides the ignore rules as ripgrep's `--glob` does: a file or
@@ -178,17 +189,21 @@ pub(crate) struct Override {
     pub(crate) glob: PathGlob,
 }
 
-/// Directories deeper than this below the search directory are not kept open while their
-/// entries are walked; one is reopened, name by name, from the deepest open one when needed.
+/// At most this many directories of a walk are held open: the deepest ones. A directory whose
+/// handle was let go is reopened, when the walk comes back up to it, as `..` of its child (one
+/// step, checked to be the same directory by device and inode).
 const MAX_OPEN_DIRS: usize = 32;
 
 /// A directory being walked.
 #[derive(Debug)]
 struct Level {
-    /// Its handle, for the first [`MAX_OPEN_DIRS`] levels.
-    dir: Option<Dir>,
-    /// Its name in its parent (empty for the search directory).
-    name: OsString,
+    /// Its handle, while it is one of the [`MAX_OPEN_DIRS`] deepest levels (shared with the
+    /// entries handed out, so `grep` opens a file beneath it in one step).
+    dir: Option<Arc<Dir>>,
+    /// Device and inode, to check a reopened handle.
+    identity: (u64, u64),
+    /// The ignore rules for its entries.
+    chain: Chain,
     path: PathBuf,
     /// Relative to the search directory (empty for the search directory itself).
     rel: String,
@@ -205,10 +220,12 @@ struct Level {
 /// Entries come depth-first, each directory's in byte order of their names (the search
 /// directory itself is not an entry); dotfiles are included, `.git` and ignored paths are
 /// pruned (see [`Override`] for `grep`'s `glob`). At most [`MAX_OPEN_DIRS`] directories are
-/// open at once, and one directory's names are held while it is walked.
+/// held open by the walk, and one directory's names are held while it is walked. Each
+/// directory is opened once going down and at most once more per child coming back up, in one
+/// step each: the walk is linear in the number of directories, whatever their depth.
 #[derive(Debug)]
 pub(crate) struct Walk {
-    ignores: Ignores,
+    root: Arc<Root>,
     glob: Option<Override>,
     levels: Vec<Level>,
     /// A directory just returned, to be read before the next entry.
@@ -220,20 +237,21 @@ impl Walk {
     pub(crate) fn new(root: &Arc<Root>, start: &Path, glob: Option<Override>) -> Self {
         let levels = root
             .open_dir(start)
-            .map(|dir| Level {
-                children: read_entries(&dir),
-                dir: Some(dir),
-                name: OsString::new(),
-                path: start.to_path_buf(),
-                rel: String::new(),
+            .ok()
+            .and_then(|dir| {
+                Some(Level {
+                    children: read_entries(&dir),
+                    identity: identity(&dir)?,
+                    dir: Some(Arc::new(dir)),
+                    chain: start_chain(root, start),
+                    path: start.to_path_buf(),
+                    rel: String::new(),
+                })
             })
             .into_iter()
             .collect();
         Self {
-            ignores: Ignores {
-                root: root.clone(),
-                chains: Mutex::default(),
-            },
+            root: root.clone(),
             glob,
             levels,
             pending: None,
@@ -253,43 +271,61 @@ impl Walk {
                 _ => {}
             }
         }
-        !self.ignores.is_ignored(path, kind == Kind::Dir)
+        let chain = self.levels.last().map(|level| &level.chain);
+        !chain.is_some_and(|chain| ignored_by(chain, path, kind == Kind::Dir))
     }
 
-    /// Opens the directory `name` of the innermost level, from the deepest open level down,
-    /// one name at a time, and starts walking it; it is skipped if it is no longer a directory.
+    /// Opens the directory `name` of the innermost level beneath its handle and starts walking
+    /// it; it is skipped if it is no longer a directory. The handle of the level
+    /// [`MAX_OPEN_DIRS`] above is let go.
     fn descend(&mut self, name: OsString, path: PathBuf, rel: String) {
-        let Some(held) = self.levels.iter().rposition(|level| level.dir.is_some()) else {
+        let Some(parent) = self.levels.last().and_then(|level| level.dir.clone()) else {
             return;
         };
-        let names = self.levels[held + 1..]
-            .iter()
-            .map(|level| level.name.as_os_str())
-            .chain(std::iter::once(name.as_os_str()));
-        let mut dir: Option<Dir> = None;
-        for step in names {
-            let parent = match &dir {
-                Some(dir) => dir,
-                None => match &self.levels[held].dir {
-                    Some(dir) => dir,
-                    None => return,
-                },
-            };
-            match open_dir_nofollow(parent, step) {
-                Ok(next) => dir = Some(next),
-                Err(_) => return,
-            }
-        }
-        let Some(dir) = dir else { return };
+        let Ok(dir) = open_dir_nofollow(&parent, &name) else {
+            return;
+        };
+        let Some(identity) = identity(&dir) else {
+            return;
+        };
+        let own = load_rules(&path, |file| self.root.open_file_in(&dir, OsStr::new(file)));
+        let chain = push_rules(
+            self.levels.last().and_then(|level| level.chain.clone()),
+            own,
+        );
         let children = read_entries(&dir);
-        let keep_open = self.levels.len() < MAX_OPEN_DIRS;
         self.levels.push(Level {
-            dir: keep_open.then_some(dir),
-            name,
+            dir: Some(Arc::new(dir)),
+            identity,
+            chain,
             path,
             rel,
             children,
         });
+        if let Some(far) = self.levels.len().checked_sub(MAX_OPEN_DIRS + 1) {
+            self.levels[far].dir = None;
+        }
+    }
+
+    /// Leaves the innermost level; the one it was in gets its handle back (as `..` of the level
+    /// left, if it had let it go). If that is not the same directory any more (moved meanwhile),
+    /// its remaining directories are not walked.
+    fn ascend(&mut self) {
+        let Some(left) = self.levels.pop() else {
+            return;
+        };
+        let Some(level) = self.levels.last_mut() else {
+            return;
+        };
+        if level.dir.is_some() {
+            return;
+        }
+        let reopened = left
+            .dir
+            .as_deref()
+            .and_then(|child| open_dir_nofollow(child, OsStr::new("..")).ok())
+            .filter(|dir| identity(dir) == Some(level.identity));
+        level.dir = reopened.map(Arc::new);
     }
 }
 
@@ -303,7 +339,7 @@ impl Iterator for Walk {
         loop {
             let level = self.levels.last_mut()?;
             let Some((name, kind)) = level.children.next() else {
-                self.levels.pop();
+                self.ascend();
                 continue;
             };
             let path = level.path.join(&name);
@@ -315,10 +351,20 @@ impl Iterator for Walk {
             if !self.keep(&name, &path, &rel, kind) {
                 continue;
             }
+            let parent = self
+                .levels
+                .last()
+                .and_then(|level| level.dir.clone())
+                .map(|dir| (dir, name.clone()));
             if kind == Kind::Dir {
                 self.pending = Some((name, path.clone(), rel.clone()));
             }
-            return Some(Entry { path, rel, kind });
+            return Some(Entry {
+                path,
+                rel,
+                kind,
+                parent,
+            });
         }
     }
 }
@@ -349,6 +395,21 @@ fn read_entries(dir: &Dir) -> std::vec::IntoIter<(OsString, Kind)> {
     };
     children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     children.into_iter()
+}
+
+/// The device and inode of `dir`.
+fn identity(dir: &Dir) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        let stat = rustix::fs::fstat(dir).ok()?;
+        #[allow(clippy::unnecessary_cast)]
+        Some((stat.st_dev as u64, stat.st_ino as u64))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Some((0, 0))
+    }
 }
 
 /// Opens the directory `name` (one component) of `parent` without following a link: a link,

@@ -388,3 +388,36 @@ async fn a_timeout_after_the_shell_exited_says_so() {
     kill(looping);
     assert!(dead, "the background loop survived the timeout");
 }
+
+#[tokio::test]
+async fn output_that_is_not_utf8_is_cut_with_pi_s_notice_and_a_full_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let tool = tool(&dir).output_dir(out_dir.path());
+    // 30,000 bytes 0xFF: 90,000 bytes of U+FFFD once decoded, over the 50 KB limit.
+    let out = run(
+        tool,
+        json!({"command": "head -c 30000 /dev/zero | tr '\\0' '\\377'"}),
+    )
+    .await;
+    let details = out.details();
+    let file = details
+        .full_output_file
+        .clone()
+        .expect("a full-output file");
+    assert_eq!(std::fs::read(&file).unwrap(), vec![0xffu8; 30_000]);
+    let truncation = details.truncation.expect("truncation details");
+    assert_eq!(
+        (
+            truncation.truncated,
+            truncation.total_bytes,
+            truncation.output_bytes
+        ),
+        (true, 90_000, 51_198)
+    );
+    let shown = "\u{fffd}".repeat(17_066);
+    assert_eq!(
+        out.text(),
+        format!("{shown}\n\n[Showing last 50.0KB of line 1 (line is 87.9KB). Full output: {file}]")
+    );
+}

@@ -99,7 +99,8 @@ impl Rpc {
         let cancel = lock(&self.bash_cancel).child_token();
         let rpc = self.clone();
         tokio::spawn(async move {
-            let tool = BashTool::new(rpc.runtime.workspace.clone());
+            let tool = BashTool::new(rpc.runtime.workspace.clone())
+                .tracked_by(rpc.runtime.commands.clone());
             let writer = rpc.clone();
             let update_id = id.clone();
             let seen = Mutex::new(String::new());

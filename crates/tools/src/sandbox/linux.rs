@@ -116,7 +116,8 @@ fn setup_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Setup(format!("{what}: {e}"))
 }
 
-/// A Landlock ruleset allowing writes beneath `writable` and to [`DEVICES`] only.
+/// A Landlock ruleset allowing writes beneath `writable` (every write right but making
+/// character and block devices) and to [`DEVICES`] only.
 fn ruleset(
     abi: u32,
     scope_unix: bool,
@@ -124,6 +125,9 @@ fn ruleset(
 ) -> Result<RulesetCreated, SandboxError> {
     let version = ABI::from(i32::try_from(abi.min(TESTED_ABI)).unwrap_or(0));
     let write = AccessFs::from_write(version);
+    // Handled (so denied everywhere) but never granted: a device node made inside the
+    // workspace would reach the device itself (a disk, a loop device, `/dev/kmsg`).
+    let granted = write & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(write)
@@ -144,7 +148,7 @@ fn ruleset(
     for dir in writable {
         let fd = PathFd::new(dir).map_err(|e| setup_error(&format!("{}", dir.display()), e))?;
         created = created
-            .add_rule(PathBeneath::new(fd, write))
+            .add_rule(PathBeneath::new(fd, granted))
             .map_err(|e| setup_error(&format!("Landlock rule for {}", dir.display()), e))?;
     }
     let file_write = write & AccessFs::from_file(version);
