@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::*;
 use oxpi_agent_core::{Agent, AgentOptions};
-use oxpi_ai::faux::{FauxProvider, FauxReply};
+use oxpi_ai::faux::FauxReply;
 use oxpi_ai::{Message, StopReason};
 use serde_json::json;
 
@@ -68,7 +68,7 @@ async fn prompt_and_abort(options: AgentOptions) -> (Agent, EventLog) {
 
 /// The checks every test shares: the run ended aborted (last message, agent_end), balanced
 /// events, an idle paired agent that answers the next prompt.
-async fn assert_ended_aborted(agent: &Agent, log: &EventLog, faux: &FauxProvider) {
+async fn assert_ended_aborted(agent: &Agent, log: &EventLog) {
     let messages = agent.messages();
     let last = last_assistant(&messages);
     assert_eq!(last.stop_reason, StopReason::Aborted, "{last:?}");
@@ -94,7 +94,7 @@ async fn a_stuck_prepare_request_is_dropped_on_abort_without_a_request() {
     assert!(dropped.get(), "the hook's future was not dropped");
     assert_eq!(faux.call_count(), 0);
     assert_eq!(roles_of(&agent), ["user", "assistant"]);
-    assert_ended_aborted(&agent, &log, &faux).await;
+    assert_ended_aborted(&agent, &log).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -107,7 +107,7 @@ async fn a_stuck_transform_context_is_dropped_on_abort_without_a_request() {
     assert!(dropped.get(), "the hook's future was not dropped");
     assert_eq!(faux.call_count(), 0);
     assert_eq!(roles_of(&agent), ["user", "assistant"]);
-    assert_ended_aborted(&agent, &log, &faux).await;
+    assert_ended_aborted(&agent, &log).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -123,7 +123,7 @@ async fn a_stuck_finish_turn_is_dropped_on_abort_and_an_aborted_turn_ends_the_ru
     // The answer stays; the turn after it ends at once as aborted, without a request.
     assert_eq!(roles_of(&agent), ["user", "assistant", "assistant"]);
     assert_eq!(assistants(&agent.messages())[0].text(), "answer");
-    assert_ended_aborted(&agent, &log, &faux).await;
+    assert_ended_aborted(&agent, &log).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -143,7 +143,7 @@ async fn a_stuck_prepare_next_turn_is_dropped_on_abort_without_a_second_request(
         roles_of(&agent),
         ["user", "assistant", "toolResult", "assistant"]
     );
-    assert_ended_aborted(&agent, &log, &faux).await;
+    assert_ended_aborted(&agent, &log).await;
     // The same agent answers the next prompt.
     agent.prompt("again").await.unwrap();
     let messages = agent.messages();
