@@ -82,8 +82,12 @@ async fn run_turns(
                 new_messages: run.added.clone(),
             });
         let decision = match (&inner.finish_turn, &turn) {
+            // Cut short by an abort: the run goes on to a turn that ends at once as `aborted`,
+            // so its last message says it was aborted.
             (Some(finish), Some(turn)) => {
-                guarded("finish_turn", finish(turn.clone(), cancel.clone())).await
+                raced("finish_turn", finish(turn.clone(), cancel.clone()), cancel)
+                    .await
+                    .unwrap_or(Ok(Some(TurnAction::Continue)))
             }
             _ => Ok(None),
         };
@@ -293,23 +297,42 @@ async fn keep_reply(inner: &Inner, run: &mut Run, reply: &AssistantMessage) {
         .await;
 }
 
-/// Calls the next-turn hook, the one with context first.
+/// Runs a turn hook raced against the run's abort (unlike pi 1.6, which awaits it): `None`
+/// when the run was aborted first, the hook's future then dropped unfinished; else the hook's
+/// value, or the text of its panic.
+async fn raced<T>(
+    hook: &str,
+    work: impl std::future::Future<Output = T>,
+    cancel: &CancellationToken,
+) -> Option<Result<T, String>> {
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        done = guarded(hook, work) => Some(done),
+    }
+}
+
+/// Calls the next-turn hook, the one with context first; cut short by an abort, it changes
+/// nothing (the next turn ends at once as `aborted`).
 async fn prepare_next_turn(
     inner: &Inner,
     turn: Option<TurnContext>,
     cancel: &CancellationToken,
 ) -> Result<Option<TurnUpdate>, String> {
-    if let (Some(prepare), Some(turn)) = (&inner.prepare_next_turn_with_context, turn) {
-        return guarded(
-            "prepare_next_turn_with_context",
-            prepare(turn, cancel.clone()),
-        )
-        .await;
-    }
-    match &inner.prepare_next_turn {
-        Some(prepare) => guarded("prepare_next_turn", prepare(cancel.clone())).await,
-        None => Ok(None),
-    }
+    let prepared =
+        if let (Some(prepare), Some(turn)) = (&inner.prepare_next_turn_with_context, turn) {
+            raced(
+                "prepare_next_turn_with_context",
+                prepare(turn, cancel.clone()),
+                cancel,
+            )
+            .await
+        } else if let Some(prepare) = &inner.prepare_next_turn {
+            raced("prepare_next_turn", prepare(cancel.clone()), cancel).await
+        } else {
+            return Ok(None);
+        };
+    prepared.unwrap_or(Ok(None))
 }
 
 /// Why a run stopped at `max_turns`: the model still wanted to go on (it called tools), or
@@ -348,6 +371,11 @@ fn ended_without_request(
         _ => FailureKind::Config,
     };
     ended_with_kind(inner, run, reason, kind, text)
+}
+
+/// The `aborted` reply of a turn aborted before its request.
+fn aborted_without_request(inner: &Inner, run: &Run) -> AssistantMessage {
+    ended_without_request(inner, run, StopReason::Aborted, ABORTED.to_string())
 }
 
 /// [`ended_without_request`] with the failure kind given.
@@ -398,8 +426,9 @@ async fn request_reply(
             model: run.model(inner),
             thinking_level: run.thinking_level(inner),
         };
-        let update = guarded("prepare_request", prepare(request, cancel.clone()))
+        let update = raced("prepare_request", prepare(request, cancel.clone()), cancel)
             .await
+            .ok_or_else(|| aborted_without_request(inner, run))?
             .map_err(|e| ended_without_request(inner, run, StopReason::Error, e))?;
         if let Some(update) = update {
             run.replace(update.context, update.model, update.thinking_level);
@@ -422,11 +451,13 @@ async fn request_reply(
         context.tools = tools.iter().map(|t| t.definition().clone()).collect();
     }
     if let Some(transform) = &inner.transform_context {
-        context.messages = guarded(
+        context.messages = raced(
             "transform_context",
             transform(context.messages, cancel.clone()),
+            cancel,
         )
         .await
+        .ok_or_else(|| aborted_without_request(inner, run))?
         .map_err(|e| ended_without_request(inner, run, StopReason::Error, e))?;
     }
     if let Some(convert) = &inner.convert_to_llm {
@@ -439,12 +470,7 @@ async fn request_reply(
     // left app-defined is dropped too (pi's type allows none), so a stream_fn never sees one.
     context.messages = llm_only(context.messages);
     if cancel.is_cancelled() {
-        return Err(ended_without_request(
-            inner,
-            run,
-            StopReason::Aborted,
-            ABORTED.to_string(),
-        ));
+        return Err(aborted_without_request(inner, run));
     }
     let mut options = inner.stream_options.clone();
     options.cancel = cancel.clone();

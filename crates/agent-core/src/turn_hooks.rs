@@ -2,6 +2,10 @@
 //! ends or goes on, [`PrepareRequestFn`] may replace the context, model and thinking level
 //! before every request, and [`PrepareNextTurnFn`] / [`PrepareNextTurnWithContextFn`] prepare
 //! the next turn (messages to add, a new context or model).
+//!
+//! Every turn hook, like `transform_context`, is raced against the run's abort (pi 1.6 awaits
+//! them): after `abort()` the hook's future is dropped unfinished, whether or not it watches
+//! its token, and the run ends with an `aborted` reply (no request is made).
 
 use std::sync::Arc;
 

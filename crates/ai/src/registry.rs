@@ -86,14 +86,15 @@ impl ProviderRegistry {
                 );
             }
         }
-        registry.register(crate::providers::unavailable::LoginMissing {
+        use crate::providers::unavailable::{Missing, Unavailable};
+        registry.register(Unavailable {
             api: crate::types::model::API_OPENAI_CODEX_RESPONSES,
-            login: "a ChatGPT login",
+            missing: Missing::Login("a ChatGPT login"),
         });
         #[cfg(not(feature = "bedrock"))]
-        registry.register(crate::providers::unavailable::FeatureMissing {
+        registry.register(Unavailable {
             api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,
-            feature: "bedrock",
+            missing: Missing::Feature("bedrock"),
         });
         registry
     }

@@ -1,12 +1,19 @@
 //! Manual compaction (`compact` in RPC mode): oxpi-session prepares the cut, its
 //! [`ModelSummarizer`] (pi's structured summary, the split turn's short summary, the file lists
 //! and `{readFiles, modifiedFiles}` details) asks the session's model, the `compaction` entry
-//! is appended and the agent continues from the compacted context.
+//! is appended and the agent continues from the compacted context. [`Compacting`] counts the
+//! compactions in flight, manual and automatic, for RPC `get_state.isCompacting`.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use oxpi_ai::StreamOptions;
-use oxpi_session::{CompactionRecord, CompactionSettings, ModelSummarizer, Summarizer};
+use oxpi_session::{
+    CompactionPreparation, CompactionRecord, CompactionSettings, CompactionSummary,
+    ModelSummarizer, SummarizeError, Summarizer,
+};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -26,13 +33,73 @@ pub(crate) enum CompactFailure {
     Session(String),
 }
 
+/// How many compactions are in flight (pi's `isCompacting`): a manual one from start to end,
+/// an automatic one while its summary is made.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Compacting(Arc<AtomicUsize>);
+
+impl Compacting {
+    /// True while a compaction is in flight.
+    pub(crate) fn is_compacting(&self) -> bool {
+        self.0.load(Ordering::SeqCst) > 0
+    }
+
+    /// Counts one compaction until the guard is dropped.
+    pub(crate) fn start(&self) -> CompactingGuard {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        CompactingGuard(self.0.clone())
+    }
+}
+
+/// One compaction in flight; dropping it (also with a cancelled future) ends it.
+#[derive(Debug)]
+pub(crate) struct CompactingGuard(Arc<AtomicUsize>);
+
+impl Drop for CompactingGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A summarizer whose summaries count as compactions in flight (automatic compaction's).
+pub(crate) struct CountedSummarizer<S> {
+    inner: S,
+    compacting: Compacting,
+}
+
+impl<S> CountedSummarizer<S> {
+    /// `inner`, counted in `compacting`.
+    pub(crate) fn new(inner: S, compacting: Compacting) -> Self {
+        Self { inner, compacting }
+    }
+}
+
+type SummaryFuture =
+    Pin<Box<dyn Future<Output = Result<CompactionSummary, SummarizeError>> + Send>>;
+
+impl<S: Summarizer> Summarizer for CountedSummarizer<S> {
+    fn summarize(
+        &self,
+        preparation: CompactionPreparation,
+        cancel: CancellationToken,
+    ) -> SummaryFuture {
+        let guard = self.compacting.start();
+        let work = self.inner.summarize(preparation, cancel);
+        Box::pin(async move {
+            let _guard = guard;
+            work.await
+        })
+    }
+}
+
 /// Compacts the bound session; returns pi's `CompactionResult` JSON. `cancel` stops the
-/// summary request (nothing is appended then).
+/// summary request (nothing is appended then). Counts as compacting until it returns.
 pub(crate) async fn compact(
     runtime: &Arc<Runtime>,
     custom_instructions: Option<&str>,
     cancel: CancellationToken,
 ) -> Result<Value, CompactFailure> {
+    let _compacting = runtime.compacting.start();
     let settings = CompactionSettings::default();
     let preparation = runtime
         .with_session(|s| oxpi_session::prepare_compaction(s, &settings))

@@ -1,4 +1,6 @@
-//! `-p`/`--print` and `--mode json`: run the prompts one after another, then exit.
+//! `-p`/`--print` and `--mode json`: run the prompts one after another, then exit. Each runs
+//! through the session's recovery, as pi's command: a context overflow is compacted and the
+//! turn retried once.
 //!
 //! Print mode writes the final assistant text to stdout (each text block on its own line, as
 //! pi) and errors to stderr with exit code 1; while the model works, a status line naming the
@@ -53,7 +55,6 @@ pub(crate) async fn run_print(runtime: &Runtime, prompts: &[String]) -> i32 {
     let mut code = 0;
     for prompt in prompts {
         if let Err(e) = runtime
-            .agent
             .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
             .await
         {
@@ -122,7 +123,6 @@ pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String]) -> i32 {
     });
     for prompt in prompts {
         if let Err(e) = runtime
-            .agent
             .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
             .await
         {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use oxpi_agent_core::{Agent, AgentOptions, RetryPolicy};
+use oxpi_agent_core::{Agent, AgentError, AgentOptions, RetryPolicy};
 use oxpi_ai::{
     ApiKey, Message, Model, ReasoningLevel, Sections, StreamOptions, SystemMessage, ThinkingLevel,
 };
@@ -17,6 +17,7 @@ use oxpi_session::{
 
 use crate::args::Args;
 use crate::auth_file::AuthKeys;
+use crate::compact::{Compacting, CountedSummarizer};
 use crate::context_files::{self, PromptParts};
 use crate::model_choice::{self, ModelFlags, Target};
 use crate::session_choice::{self, SessionFlags};
@@ -57,8 +58,9 @@ impl SetupError {
 pub(crate) struct Runtime {
     /// The agent.
     pub agent: Agent,
-    /// The session the agent appends to (`None` only while it is being replaced).
-    binding: Mutex<Option<SessionBinding>>,
+    /// The session the agent appends to (`None` only while it is being replaced); shared with
+    /// a prompt's recovery while it runs.
+    binding: Mutex<Option<Arc<SessionBinding>>>,
     /// Where this directory's sessions are (`None` with `--no-session` and no home).
     pub session_dir: Option<PathBuf>,
     /// The leading system message of a new transcript (pi 1.6 keeps the prompt and the tools
@@ -75,6 +77,8 @@ pub(crate) struct Runtime {
     auto: AutoCompaction,
     /// Whether automatic compaction is on (RPC `set_auto_compaction`; on by default, as pi).
     pub auto_compaction: Arc<AtomicBool>,
+    /// The compactions in flight, manual and automatic (RPC `get_state.isCompacting`).
+    pub compacting: Compacting,
     /// The embedded model's server, kept running while the run lasts.
     pub server: Mutex<Option<oxpi_local::LocalServer>>,
     /// The running `bash` command trees (the agent's and RPC's) and the tools' temporary
@@ -217,9 +221,13 @@ impl Runtime {
         let lookup = keys.clone();
         let mut summary_options = StreamOptions::default();
         summary_options.api_key = keys.key_for(&model.provider);
+        let compacting = Compacting::default();
         let auto = AutoCompaction::new(
             &model,
-            ModelSummarizer::new(model.clone()).with_options(summary_options),
+            CountedSummarizer::new(
+                ModelSummarizer::new(model.clone()).with_options(summary_options),
+                compacting.clone(),
+            ),
         );
         let auto_compaction = Arc::new(AtomicBool::new(true));
         let mut options = AgentOptions::new(model)
@@ -246,6 +254,7 @@ impl Runtime {
             workspace: tools_workspace,
             auto,
             auto_compaction,
+            compacting,
             server: Mutex::new(server),
             commands,
         });
@@ -263,14 +272,43 @@ impl Runtime {
         // The system prompt lives in the transcript (pi 1.6): a reopened session's history
         // carries its system message; a new one gets it with its first prompt.
         self.agent.set_system_prompt(None);
-        *slot = Some(bind_agent_with(&self.agent, session, &self.auto).map_err(SetupError::from)?);
+        let binding =
+            bind_agent_with(&self.agent, session, &self.auto).map_err(SetupError::from)?;
+        *slot = Some(Arc::new(binding));
         Ok(())
     }
 
     /// Takes the session out (the agent no longer appends to it); give it back with
-    /// [`Runtime::bind`].
+    /// [`Runtime::bind`]. `None` also while a prompt still runs on it (callers abort first).
     pub(crate) fn unbind(&self) -> Option<SessionManager> {
-        lock(&self.binding).take().map(SessionBinding::into_session)
+        let mut slot = lock(&self.binding);
+        let binding = Arc::try_unwrap(slot.take()?).map_err(|shared| *slot = Some(shared));
+        binding.ok().map(SessionBinding::into_session)
+    }
+
+    /// Runs a prompt as pi's command does: with automatic compaction on, through the bound
+    /// session's recovery (a context overflow leaves the failed reply out, compacts and retries
+    /// the turn once; see [`SessionBinding::prompt`]); else `agent.prompt`.
+    pub(crate) async fn prompt(&self, messages: Vec<Message>) -> Result<(), AgentError> {
+        let binding = lock(&self.binding).clone();
+        match binding {
+            Some(binding) if self.auto_compaction.load(Ordering::SeqCst) => {
+                binding.prompt(&self.agent, messages).await
+            }
+            _ => self.agent.prompt(messages).await.map(|_| ()),
+        }
+    }
+
+    /// Gives the idle agent the bound session's context as its history (after a recovery was
+    /// cut short, the agent may still hold the reply it left out).
+    pub(crate) fn sync_history(&self) -> Result<(), String> {
+        let context = self
+            .with_session(|s| s.build_session_context().messages)
+            .ok_or("no session is bound")?;
+        let history = oxpi_session::to_llm_messages(&context).map_err(|e| e.to_string())?;
+        self.agent
+            .replace_messages(history)
+            .map_err(|e| e.to_string())
     }
 
     /// Runs `f` with the bound session.

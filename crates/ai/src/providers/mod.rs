@@ -86,6 +86,7 @@ pub mod mistral_conversations;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod pi_messages;
+pub(crate) mod shared;
 pub(crate) mod text;
 pub(crate) mod transport;
 pub(crate) mod unavailable;

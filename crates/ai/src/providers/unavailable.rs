@@ -5,58 +5,50 @@
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
+use crate::failure::Failure;
 use crate::options::StreamOptions;
 use crate::provider_kit::ApiProvider;
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::types::context::Context;
 use crate::types::model::Model;
 
-/// Answers every request for `api` with "oxpi-ai was built without its feature …".
+/// What the API needs that this build or oxpi does not have.
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "bedrock", allow(dead_code))]
-pub struct FeatureMissing {
-    /// The wire API.
-    pub api: &'static str,
-    /// The cargo feature of oxpi-ai that provides it.
-    pub feature: &'static str,
+pub enum Missing {
+    /// A cargo feature of oxpi-ai that provides it ("bedrock"): "… needs oxpi-ai's feature …".
+    Feature(&'static str),
+    /// A login ("a ChatGPT login"): "… needs a ChatGPT login (OAuth), which oxpi does not do
+    /// yet".
+    Login(&'static str),
 }
 
-impl ApiProvider for FeatureMissing {
-    fn api(&self) -> &str {
-        self.api
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        _context: Context,
-        _options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        let text = format!(
-            "{} needs oxpi-ai's feature \"{}\", which this build does not have",
-            self.api, self.feature
-        );
-        async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(crate::failure::Failure::config(text))
-                .await;
-        }
-        .boxed()
-    }
-}
-
-/// Answers every request for `api` with "… needs a ChatGPT login (OAuth), which oxpi does not
-/// do yet".
+/// Answers every request for `api` with why it cannot be served.
 #[derive(Debug, Clone)]
-pub struct LoginMissing {
+pub struct Unavailable {
     /// The wire API.
     pub api: &'static str,
-    /// The login it needs ("a ChatGPT login").
-    pub login: &'static str,
+    /// What it needs.
+    pub missing: Missing,
 }
 
-impl ApiProvider for LoginMissing {
+impl Unavailable {
+    /// The failure every request gets.
+    fn failure(&self, model: &Model) -> Failure {
+        match self.missing {
+            Missing::Feature(feature) => Failure::config(format!(
+                "{} needs oxpi-ai's feature \"{feature}\", which this build does not have",
+                self.api
+            )),
+            Missing::Login(login) => Failure::auth(format!(
+                "{} ({}/{}) needs {login} (OAuth), which oxpi does not do yet",
+                self.api, model.provider, model.id
+            )),
+        }
+    }
+}
+
+impl ApiProvider for Unavailable {
     fn api(&self) -> &str {
         self.api
     }
@@ -68,14 +60,9 @@ impl ApiProvider for LoginMissing {
         _options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        let text = format!(
-            "{} ({}/{}) needs {} (OAuth), which oxpi does not do yet",
-            self.api, model.provider, model.id, self.login
-        );
+        let failure = self.failure(&model);
         async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(crate::failure::Failure::auth(text))
-                .await;
+            ReplyBuilder::new(&model, sink).fail(failure).await;
         }
         .boxed()
     }

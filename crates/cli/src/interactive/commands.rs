@@ -294,8 +294,8 @@ impl Ctx {
             // A run that is just ending (its `agent_end` seen) still holds the agent.
             runtime.agent.wait_for_idle().await;
             let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
+            // The same path as `-p` and RPC: the session's overflow recovery included.
             let error = runtime
-                .agent
                 .prompt(messages)
                 .await
                 .err()

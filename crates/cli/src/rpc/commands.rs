@@ -7,7 +7,6 @@ use std::sync::Arc;
 use oxpi_agent_core::QueueMode;
 use oxpi_ai::{Message, Model, ThinkingLevel, UserContent, UserMessage, UserMessageContent};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::{failure, session_cmds, success, Rpc};
 
@@ -98,7 +97,7 @@ fn state(rpc: &Rpc) -> Value {
         "model": agent.model(),
         "thinkingLevel": rpc.runtime.thinking_level().as_str(),
         "isStreaming": rpc.is_busy(),
-        "isCompacting": false,
+        "isCompacting": rpc.runtime.compacting.is_compacting(),
         "steeringMode": mode_name(agent.steering_mode()),
         "followUpMode": mode_name(agent.follow_up_mode()),
         "sessionFile": rpc.runtime.session_file(),
@@ -151,6 +150,7 @@ async fn dispatch(
                 rpc.enqueue(message, steer);
                 return ok(Some(json!({"disposition": "queued"})));
             }
+            rpc.wait_for_compaction().await;
             rpc.out
                 .write(&success(id, kind, Some(json!({"disposition": "started"}))));
             rpc.start_run(message);
@@ -232,23 +232,12 @@ async fn dispatch(
             ok(None)
         }
         "compact" => {
+            // As pi: the running prompt (and its recovery) is aborted first, then compacted;
+            // the response comes when the compaction ends, other commands answered meanwhile.
             let custom = command.get("customInstructions").and_then(Value::as_str);
-            rpc.out
-                .write(&json!({"type": "compaction_start", "reason": "manual"}));
-            match crate::compact::compact(&rpc.runtime, custom, CancellationToken::new()).await {
-                Ok(result) => {
-                    rpc.out
-                        .write(&json!({"type": "compaction_end", "reason": "manual",
-                        "result": result, "aborted": false, "willRetry": false}));
-                    ok(Some(result))
-                }
-                Err(e) => {
-                    rpc.out
-                        .write(&json!({"type": "compaction_end", "reason": "manual",
-                        "aborted": false, "willRetry": false, "errorMessage": e.to_string()}));
-                    Err(e.to_string())
-                }
-            }
+            rpc.abort_and_wait().await;
+            rpc.start_compaction(id.clone(), custom.map(str::to_string));
+            Ok(None)
         }
         "set_auto_compaction" | "set_auto_retry" => {
             let enabled = command

@@ -39,6 +39,10 @@ pub(crate) struct Rpc {
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) out: RecordWriter,
     run: Mutex<Option<JoinHandle<()>>>,
+    /// Cancelled by `abort`: drops the running prompt's recovery (its summary, its retry).
+    run_stop: Mutex<tokio_util::sync::CancellationToken>,
+    /// The manual compaction in flight (`compact` answers when it ends) and its token.
+    compaction: Mutex<Option<(JoinHandle<()>, tokio_util::sync::CancellationToken)>>,
     busy: AtomicBool,
     pub(crate) queues: Mutex<Queues>,
     pub(crate) auto_retry: AtomicBool,
@@ -90,13 +94,29 @@ impl Rpc {
         self.busy.load(Ordering::SeqCst)
     }
 
-    /// Starts a run of `message`; its end writes `agent_settled`.
+    /// Starts a run of `message` (with pi's recovery from a context overflow); its end writes
+    /// `agent_settled`.
     pub(crate) fn start_run(self: &Arc<Self>, message: Message) {
         self.busy.store(true, Ordering::SeqCst);
+        let stop = tokio_util::sync::CancellationToken::new();
+        *lock(&self.run_stop) = stop.clone();
         let rpc = self.clone();
         let handle = tokio::spawn(async move {
             let messages = rpc.runtime.prompt_messages(message);
-            let result = rpc.runtime.agent.prompt(messages).await;
+            let result = tokio::select! {
+                biased;
+                _ = stop.cancelled() => {
+                    // Aborted: the recovery is dropped (nothing half-appended: a summary is
+                    // appended whole or not at all); the agent's own run ends aborted.
+                    rpc.runtime.agent.abort();
+                    rpc.runtime.agent.wait_for_idle().await;
+                    rpc.runtime.sync_history().map_err(|e| {
+                        eprintln!("oxpi: the agent keeps its history: {e}");
+                    }).ok();
+                    Ok(())
+                }
+                result = rpc.runtime.prompt(messages) => result,
+            };
             if let Err(e) = result {
                 eprintln!("oxpi: the prompt could not run: {e}");
             }
@@ -108,14 +128,67 @@ impl Rpc {
         *lock(&self.run) = Some(handle);
     }
 
-    /// Aborts the running prompt (if any) and waits until it has settled.
+    /// Aborts the running prompt (if any) with its recovery, and a manual compaction (pi's
+    /// `abort`), and waits until they have settled.
     pub(crate) async fn abort_and_wait(&self) {
+        lock(&self.run_stop).cancel();
+        let compaction = lock(&self.compaction).take();
+        if let Some((_, cancel)) = &compaction {
+            cancel.cancel();
+        }
         self.runtime.agent.abort();
         let handle = lock(&self.run).take();
         if let Some(handle) = handle {
             let _ = handle.await;
         }
+        if let Some((handle, _)) = compaction {
+            let _ = handle.await;
+        }
+        // A retry that started as the recovery was dropped ends aborted too.
+        self.runtime.agent.abort();
         self.runtime.agent.wait_for_idle().await;
+    }
+
+    /// Waits for the manual compaction in flight, if any (a prompt starts after it).
+    pub(crate) async fn wait_for_compaction(&self) {
+        let compaction = lock(&self.compaction).take();
+        if let Some((handle, _)) = compaction {
+            let _ = handle.await;
+        }
+    }
+
+    /// Starts a manual compaction (pi's `compact`, after `abort`): `compaction_start`, then
+    /// `compaction_end` and the response when it ends; `abort` cancels it.
+    pub(crate) fn start_compaction(self: &Arc<Self>, id: Option<Value>, custom: Option<String>) {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let rpc = self.clone();
+        let token = cancel.clone();
+        self.out
+            .write(&json!({"type": "compaction_start", "reason": "manual"}));
+        let handle = tokio::spawn(async move {
+            let result =
+                crate::compact::compact(&rpc.runtime, custom.as_deref(), token.clone()).await;
+            let (end, response) = match result {
+                Ok(result) => (
+                    json!({"type": "compaction_end", "reason": "manual", "result": result,
+                        "aborted": false, "willRetry": false}),
+                    success(&id, "compact", Some(result)),
+                ),
+                Err(e) if token.is_cancelled() => (
+                    json!({"type": "compaction_end", "reason": "manual", "aborted": true,
+                        "willRetry": false}),
+                    failure(&id, Some("compact"), &e.to_string()),
+                ),
+                Err(e) => (
+                    json!({"type": "compaction_end", "reason": "manual", "aborted": false,
+                        "willRetry": false, "errorMessage": e.to_string()}),
+                    failure(&id, Some("compact"), &e.to_string()),
+                ),
+            };
+            rpc.out.write(&end);
+            rpc.out.write(&response);
+        });
+        *lock(&self.compaction) = Some((handle, cancel));
     }
 
     /// Writes pi's `queue_update` with the queues as they are.
@@ -239,6 +312,8 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
         runtime,
         out: RecordWriter::default(),
         run: Mutex::new(None),
+        run_stop: Mutex::default(),
+        compaction: Mutex::new(None),
         busy: AtomicBool::new(false),
         queues: Mutex::new(Queues::default()),
         auto_retry: AtomicBool::new(true),

@@ -163,19 +163,7 @@ fn effort(model: &Model, level: ReasoningLevel) -> String {
     if level == ReasoningLevel::Xhigh && names_any(model, BINDING_AND_XHIGH) {
         return "xhigh".into();
     }
-    if let Some(Some(mapped)) = model
-        .thinking_level_map
-        .as_ref()
-        .and_then(|m| m.get(level.as_str()))
-    {
-        return mapped.clone();
-    }
-    match level {
-        ReasoningLevel::Minimal | ReasoningLevel::Low => "low",
-        ReasoningLevel::Medium => "medium",
-        ReasoningLevel::High | ReasoningLevel::Xhigh | ReasoningLevel::Max => "high",
-    }
-    .into()
+    crate::providers::anthropic_messages::thinking::effort(model, level)
 }
 
 fn additional_fields(model: &Model, options: &StreamOptions, budget: Option<u64>) -> Option<Value> {
@@ -237,16 +225,7 @@ fn tool_config(context: &Context, choice: Option<&ToolChoice>) -> Option<Value> 
 
 /// Bedrock's tool-call id rule: `[A-Za-z0-9_-]`, at most 64 characters.
 pub fn bedrock_tool_id(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect()
+    crate::providers::shared::safe_call_id(id)
 }
 
 fn image_block(image: &ImageContent) -> Result<Value, String> {

@@ -23,6 +23,7 @@ use super::wire::{
     Content, FunctionCall, FunctionResponse, GenerateContentRequest, GenerationConfig, Part,
 };
 use crate::options::{StreamOptions, ToolChoice};
+use crate::providers::shared::safe_call_id;
 use crate::schema::gemini::tool_parameters;
 use crate::tool::SchemaError;
 use crate::transform::{is_same_model, transform_messages};
@@ -153,20 +154,6 @@ pub fn multimodal_function_response(model_id: &str) -> bool {
     gemini_major_version(model_id).is_none_or(|v| v >= 3)
 }
 
-/// A call id as Google takes it: characters outside `[a-zA-Z0-9_-]` become `_`, at most 64.
-fn normalize_call_id(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect()
-}
-
 /// Converts the conversation into `contents`.
 pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
     let images = model.input.contains(&InputKind::Image);
@@ -175,7 +162,7 @@ pub fn convert_messages(model: &Model, context: &Context) -> Vec<Content> {
     let nested_images = multimodal_function_response(&model.id);
     let messages = transform_messages(&context.messages, model, |id| {
         if with_ids {
-            normalize_call_id(id)
+            safe_call_id(id)
         } else {
             id.to_string()
         }

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::wire::ChatRequest;
 use crate::options::{CacheRetention, ReasoningLevel, StreamOptions, ToolChoice};
 use crate::providers::openai_responses::replay::short_hash;
+use crate::providers::shared::result_text_and_images;
 use crate::transform::transform_messages;
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
@@ -220,19 +221,7 @@ fn convert_message(message: &Message, images: bool) -> Option<Value> {
 }
 
 fn tool_result(result: &ToolResultMessage, images: bool) -> Value {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            UserContent::Text(t) => Some(t.text.as_str()),
-            UserContent::Image(_) => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let has_images = result
-        .content
-        .iter()
-        .any(|c| matches!(c, UserContent::Image(_)));
+    let (text, has_images) = result_text_and_images(result);
     let mut content = vec![
         json!({"type": "text", "text": tool_result_text(&text, has_images, images, result.is_error)}),
     ];

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::compat::OpenAiCompat;
 use crate::providers::openai_responses::replay::short_hash;
+use crate::providers::shared::{result_text_and_images, system_message};
 use crate::transform::{mistral_tool_id, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
@@ -24,14 +25,11 @@ const BRIDGE: &str = "I have processed the tool results.";
 pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat) -> Vec<Value> {
     let images = model.input.contains(&InputKind::Image);
     let mut out = Vec::with_capacity(context.messages.len() + 1);
-    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        let role = if model.reasoning && compat.supports_developer_role {
-            "developer"
-        } else {
-            "system"
-        };
-        out.push(json!({"role": role, "content": system}));
-    }
+    out.extend(system_message(
+        model,
+        context.system_prompt.as_deref(),
+        compat.supports_developer_role,
+    ));
     let cut_at_40 = model.provider == "openai";
     let messages = if compat.requires_mistral_tool_ids {
         transform_messages(&context.messages, model, mistral_tool_id)
@@ -280,19 +278,7 @@ pub fn chat_tool_id(id: &str, cut_at_40: bool) -> String {
 }
 
 fn tool_message(result: &ToolResultMessage, compat: &OpenAiCompat) -> Value {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            UserContent::Text(t) => Some(t.text.as_str()),
-            UserContent::Image(_) => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let has_images = result
-        .content
-        .iter()
-        .any(|c| matches!(c, UserContent::Image(_)));
+    let (text, has_images) = result_text_and_images(result);
     let content = if !text.trim().is_empty() {
         text
     } else if has_images {

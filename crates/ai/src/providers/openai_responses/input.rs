@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::compat::ResponsesCompat;
 use super::convert::responses_tools;
 use super::replay::short_hash;
+use crate::providers::shared::system_message;
 use crate::transform::{is_same_model, transform_messages};
 use crate::types::content::{AssistantContent, UserContent};
 use crate::types::context::Context;
@@ -81,14 +82,11 @@ pub fn convert_input(model: &Model, context: &Context, compat: &ResponsesCompat)
             "tools": responses_tools(&context.tools, compat),
         }));
     }
-    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        let role = if model.reasoning && compat.supports_developer_role {
-            "developer"
-        } else {
-            "system"
-        };
-        out.push(json!({"role": role, "content": system}));
-    }
+    out.extend(system_message(
+        model,
+        context.system_prompt.as_deref(),
+        compat.supports_developer_role,
+    ));
     // Ids of this model's own calls, which keep their form; the source of every other id.
     let mut own: HashSet<&str> = HashSet::new();
     let mut sources: Vec<(&str, &AssistantMessage)> = Vec::new();
