@@ -51,11 +51,16 @@ async fn run(args: Args) -> i32 {
             return 1;
         }
     };
-    let code = match args.mode() {
+    let mut code = match args.mode() {
         Mode::Text => print::run_print(&runtime, &prompts).await,
         Mode::Json => print::run_json(&runtime, &prompts).await,
         Mode::Rpc => rpc::run(runtime.clone()).await,
     };
+    // pi's append throws: a conversation that is not saved fails the command.
+    if let Some(error) = runtime.take_session_errors() {
+        eprintln!("oxpi: {error}");
+        code = code.max(1);
+    }
     runtime.shutdown().await;
     code
 }

@@ -273,6 +273,14 @@ impl Runtime {
         lock(&self.binding).as_ref().map(|b| b.with_session(f))
     }
 
+    /// The appends to the session that failed since the last call, as text (the file does
+    /// not hold the whole conversation).
+    pub(crate) fn take_session_errors(&self) -> Option<String> {
+        let binding = lock(&self.binding);
+        let error = binding.as_ref()?.check_appends().err()?;
+        Some(error.to_string())
+    }
+
     /// The session file, if the session is stored.
     pub(crate) fn session_file(&self) -> Option<PathBuf> {
         self.with_session(|s| s.session_file().map(Path::to_path_buf))
