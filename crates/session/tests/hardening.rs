@@ -62,6 +62,17 @@ fn a_line_with_a_lone_surrogate_is_read_and_written_back_as_it_was() {
     let forked: Vec<&str> = forked.lines().collect();
     assert_eq!(forked[1..], written[1..]);
 
+    // So does a branch into a new file (RPC `fork`): the entries it does not re-parent stay.
+    let mut s = SessionManager::open(&path, None).expect("open again");
+    let branched = s
+        .create_branched_session("c")
+        .expect("branch")
+        .expect("file");
+    drop(s);
+    let branched = std::fs::read_to_string(branched).expect("read");
+    let branched: Vec<&str> = branched.lines().collect();
+    assert_eq!(branched[1..], written[1..]);
+
     // A v2 file is migrated (its header rewritten); the lines it did not change stay.
     let v2 = d.sessions.join("v2.jsonl");
     let written = write_raw(&v2, Some(2), &[USER_A, CUT, USER_C]);
