@@ -69,7 +69,11 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
         // The interactive mode catches SIGTERM/SIGHUP itself: it aborts the run (killing its
         // command trees) and gives the terminal back before it returns 143/129.
         let first = Some(prompts.join("\n\n")).filter(|p| !p.is_empty());
-        let code = interactive::run(runtime.clone(), first, args.base_url.clone()).await;
+        let mut code = interactive::run(runtime.clone(), first, args.base_url.clone()).await;
+        if let Some(error) = runtime.take_session_errors() {
+            eprintln!("oxpi: {error}");
+            code = code.max(1);
+        }
         let commands = runtime.commands.clone();
         let _ = tokio::task::spawn_blocking(move || commands.kill_all()).await;
         runtime.shutdown().await;
@@ -90,7 +94,14 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
         }
     };
     let code = tokio::select! {
-        code = mode => code,
+        mut code = mode => {
+            // pi's append throws: a conversation that is not saved fails the command.
+            if let Some(error) = runtime.take_session_errors() {
+                eprintln!("oxpi: {error}");
+                code = code.max(1);
+            }
+            code
+        }
         code = signals.recv() => {
             *ended_by_signal = true;
             // pi: the tracked command trees first, then the rest of the shutdown.

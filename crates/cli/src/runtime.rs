@@ -12,7 +12,7 @@ use oxpi_ai::{
     ApiKey, Message, Model, ReasoningLevel, Sections, StreamOptions, SystemMessage, ThinkingLevel,
 };
 use oxpi_session::{
-    bind_agent_with, AutoCompaction, ModelSummarizer, SessionBinding, SessionManager,
+    bind_agent_with, AutoCompaction, ModelSummarizer, RunError, SessionBinding, SessionManager,
 };
 
 use crate::args::Args;
@@ -61,6 +61,9 @@ pub(crate) struct Runtime {
     /// The session the agent appends to (`None` only while it is being replaced); shared with
     /// a prompt's recovery while it runs.
     binding: Mutex<Option<Arc<SessionBinding>>>,
+    /// Failed appends a recovering prompt reported (its result carries them), until
+    /// [`Runtime::take_session_errors`] takes them.
+    unsaved: Mutex<Option<String>>,
     /// Where this directory's sessions are (`None` with `--no-session` and no home).
     pub session_dir: Option<PathBuf>,
     /// The leading system message of a new transcript (pi 1.6 keeps the prompt and the tools
@@ -247,6 +250,7 @@ impl Runtime {
         let runtime = Arc::new(Self {
             agent,
             binding: Mutex::new(None),
+            unsaved: Mutex::new(None),
             session_dir,
             system,
             keys,
@@ -293,7 +297,15 @@ impl Runtime {
         let binding = lock(&self.binding).clone();
         match binding {
             Some(binding) if self.auto_compaction.load(Ordering::SeqCst) => {
-                binding.prompt(&self.agent, messages).await
+                match binding.prompt(&self.agent, messages).await {
+                    Ok(()) => Ok(()),
+                    Err(RunError::Agent(e)) => Err(e),
+                    // Reported by `take_session_errors`, as the appends of any other run.
+                    Err(append) => {
+                        *lock(&self.unsaved) = Some(append.to_string());
+                        Ok(())
+                    }
+                }
             }
             _ => self.agent.prompt(messages).await.map(|_| ()),
         }
@@ -314,6 +326,17 @@ impl Runtime {
     /// Runs `f` with the bound session.
     pub(crate) fn with_session<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> Option<R> {
         lock(&self.binding).as_ref().map(|b| b.with_session(f))
+    }
+
+    /// The appends to the session that failed since the last call, as text (the file does
+    /// not hold the whole conversation).
+    pub(crate) fn take_session_errors(&self) -> Option<String> {
+        if let Some(error) = lock(&self.unsaved).take() {
+            return Some(error);
+        }
+        let binding = lock(&self.binding);
+        let error = binding.as_ref()?.check_appends().err()?;
+        Some(error.to_string())
     }
 
     /// The session file, if the session is stored.

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use oxpi_agent_core::{Agent, AgentEvent, Subscription};
+use oxpi_agent_core::{Agent, AgentError, AgentEvent, Subscription};
 
 use crate::auto::{AutoCompaction, CompactionOutcome};
 use crate::error::SessionError;
@@ -21,6 +21,38 @@ pub enum BindError {
     /// The agent is running; bind it while it is idle.
     #[error("the agent is running; bind a session while it is idle: {0}")]
     Busy(String),
+}
+
+/// Why a run of a bound agent ([`SessionBinding::prompt`], [`SessionBinding::continue_`])
+/// failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The agent could not run (see [`AgentError`]).
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The run ended, but messages of it could not be appended to the session (a full disk,
+    /// a read-only folder, …): the file does not hold the whole conversation. pi's append
+    /// throws; here the run's result says so.
+    #[error("{}", append_text(.errors, *.dropped))]
+    Append {
+        /// The appends that failed (the first 16).
+        errors: Vec<SessionError>,
+        /// How many more failed.
+        dropped: usize,
+    },
+}
+
+fn append_text(errors: &[SessionError], dropped: usize) -> String {
+    let more = errors.len().saturating_sub(1) + dropped;
+    let first = errors
+        .first()
+        .map_or_else(String::new, |e| format!(": {e}"));
+    if more == 0 {
+        format!("the session was not saved{first}")
+    } else {
+        format!("the session was not saved{first} (and {more} more failed appends)")
+    }
 }
 
 /// The appends that failed (the first ones kept, the rest counted).
@@ -68,7 +100,8 @@ pub struct SessionBinding {
 ///
 /// The append runs in the agent's event listener, before the run goes on: when `prompt`
 /// returns, every message of the run is in the file. An append that fails does not stop the
-/// run; it is kept for [`SessionBinding::take_errors`].
+/// run; [`SessionBinding::prompt`] returns it as [`RunError::Append`] when the run ends, and
+/// [`SessionBinding::take_errors`] gives it to a caller that ran the agent itself.
 pub fn bind_agent(agent: &Agent, session: SessionManager) -> Result<SessionBinding, BindError> {
     let history = to_llm_messages(&session.build_session_context().messages)?;
     agent
@@ -138,6 +171,17 @@ impl SessionBinding {
         let mut shared = lock(&self.shared);
         let dropped = std::mem::take(&mut shared.dropped_errors);
         (std::mem::take(&mut shared.errors), dropped)
+    }
+
+    /// `Err(RunError::Append)` with the appends that failed since the last call (taken, as
+    /// [`take_errors`](Self::take_errors) does); `Ok` when none did.
+    pub fn check_appends(&self) -> Result<(), RunError> {
+        let (errors, dropped) = self.take_errors();
+        if errors.is_empty() && dropped == 0 {
+            Ok(())
+        } else {
+            Err(RunError::Append { errors, dropped })
+        }
     }
 
     /// The compactions attempted since the last call (the first 256 kept, the rest counted).

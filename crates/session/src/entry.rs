@@ -76,15 +76,62 @@ impl EntryType {
 
 /// One line of a session file other than the header: a JSON object with `type`, `id`,
 /// `parentId` and `timestamp`, and the fields of its type.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// An entry read from a file keeps its line as it was read, and is written back with those
+/// very bytes as long as it is not changed (a string holding a lone UTF-16 surrogate, which
+/// pi writes as `"\ud83d"`, reads as U+FFFD but is written back as pi wrote it).
+#[derive(Debug, Clone)]
 pub struct Entry {
     raw: Map<String, Value>,
+    /// The line as read (without its newline), while `raw` is unchanged.
+    line: Option<Box<[u8]>>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
 }
 
 impl Entry {
     /// An entry of its JSON object, taken as it is.
     pub fn from_json(raw: Map<String, Value>) -> Self {
-        Self { raw }
+        Self { raw, line: None }
+    }
+
+    /// An entry read from `line` (its bytes, without the newline), parsed as `raw`.
+    pub(crate) fn from_line(raw: Map<String, Value>, line: &[u8]) -> Self {
+        Self {
+            raw,
+            line: Some(line.into()),
+        }
+    }
+
+    /// The entry's line, with its newline: the bytes it was read from when it is unchanged.
+    pub(crate) fn to_line(&self) -> crate::error::Result<Vec<u8>> {
+        match &self.line {
+            Some(line) => {
+                let mut out = Vec::with_capacity(line.len() + 1);
+                out.extend_from_slice(line);
+                out.push(b'\n');
+                Ok(out)
+            }
+            None => crate::file::json_line(&self.raw),
+        }
+    }
+
+    /// Adds string-or-null fields the entry does not have, keeping the rest of its line as it
+    /// was read (the fields are added at the end, as pi's migration does).
+    pub(crate) fn add_fields(&mut self, fields: &[(&str, Value)]) {
+        if fields.iter().any(|(k, _)| self.raw.contains_key(*k)) {
+            self.line = None;
+        }
+        if let Some(line) = self.line.take() {
+            self.line = splice_fields(&line, fields);
+        }
+        for (key, value) in fields {
+            self.raw.insert((*key).to_string(), value.clone());
+        }
     }
 
     /// The JSON object, as it is written.
@@ -98,6 +145,7 @@ impl Entry {
     }
 
     pub(crate) fn json_mut(&mut self) -> &mut Map<String, Value> {
+        self.line = None;
         &mut self.raw
     }
 
@@ -161,6 +209,31 @@ impl Entry {
     }
 }
 
+/// `line` (a JSON object) with `fields` added before its closing brace; `None` when the line
+/// does not end with `}`.
+fn splice_fields(line: &[u8], fields: &[(&str, Value)]) -> Option<Box<[u8]>> {
+    let end = line.iter().rposition(|b| !b.is_ascii_whitespace())?;
+    if line[end] != b'}' {
+        return None;
+    }
+    let body = &line[..end];
+    let empty = body
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .is_some_and(|last| body[last] == b'{');
+    let mut out = body.to_vec();
+    for (index, (key, value)) in fields.iter().enumerate() {
+        if !(empty && index == 0) {
+            out.push(b',');
+        }
+        out.extend(serde_json::to_vec(key).ok()?);
+        out.push(b':');
+        out.extend(serde_json::to_vec(value).ok()?);
+    }
+    out.push(b'}');
+    Some(out.into())
+}
+
 /// The first line of a session file: `type: "session"`, `version`, `id`, `timestamp`, `cwd`,
 /// and `parentSession` for a fork; kept as its raw JSON object.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,9 +257,13 @@ impl SessionHeader {
 
     /// A header of its JSON object, if it is one: `type: "session"` and a string `id`.
     pub fn from_json(raw: Map<String, Value>) -> Option<Self> {
-        let is_header = raw.get("type").and_then(Value::as_str) == Some("session")
-            && raw.get("id").is_some_and(Value::is_string);
-        is_header.then_some(Self { raw })
+        Self::is_header(&raw).then_some(Self { raw })
+    }
+
+    /// Whether a JSON object is a header: `type: "session"` and a string `id`.
+    pub(crate) fn is_header(raw: &Map<String, Value>) -> bool {
+        raw.get("type").and_then(Value::as_str) == Some("session")
+            && raw.get("id").is_some_and(Value::is_string)
     }
 
     /// The JSON object, as it is written.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::entry::SessionHeader;
+use crate::entry::{Entry, SessionHeader};
 use crate::error::{Result, SessionError};
 
 /// The largest session file oxpi reads into memory (1 GiB).
@@ -63,8 +63,8 @@ impl std::fmt::Display for LoadIssue {
 pub(crate) struct Loaded {
     /// The header, when the first object is one.
     pub header: Option<SessionHeader>,
-    /// Every object after the header.
-    pub entries: Vec<Map<String, Value>>,
+    /// Every object after the header, each with its line.
+    pub entries: Vec<Entry>,
     /// The lines that are not entries.
     pub issues: Vec<LoadIssue>,
     /// The file is not empty and its last byte is not a newline.
@@ -127,18 +127,17 @@ pub(crate) fn parse(bytes: &[u8]) -> Loaded {
             kind,
             excerpt: text.chars().take(EXCERPT_CHARS).collect(),
         };
-        match serde_json::from_slice::<Value>(raw_line) {
+        match parse_line(raw_line) {
             Ok(Value::Object(object)) => {
                 loaded.any_object = true;
                 if first {
                     first = false;
-                    match SessionHeader::from_json(object.clone()) {
-                        Some(header) => loaded.header = Some(header),
-                        None => loaded.entries.push(object),
+                    if SessionHeader::is_header(&object) {
+                        loaded.header = SessionHeader::from_json(object);
+                        continue;
                     }
-                } else {
-                    loaded.entries.push(object);
                 }
+                loaded.entries.push(Entry::from_line(object, raw_line));
             }
             Ok(_) => loaded.issues.push(issue(LoadIssueKind::NotAnObject)),
             Err(_) if is_last_unterminated => loaded.issues.push(issue(LoadIssueKind::Torn)),
@@ -148,6 +147,65 @@ pub(crate) fn parse(bytes: &[u8]) -> Loaded {
         }
     }
     loaded
+}
+
+/// A line's JSON. A string holding a lone UTF-16 surrogate escape (`"\ud83d"`, which
+/// JavaScript's `JSON.stringify` writes for text cut between the two halves of a pair) reads
+/// with U+FFFD in its place, as pi reads it with the lone half.
+fn parse_line(line: &[u8]) -> serde_json::Result<Value> {
+    match serde_json::from_slice(line) {
+        Err(e) if e.is_syntax() => match replace_lone_surrogates(line) {
+            Some(fixed) => serde_json::from_slice(&fixed).map_err(|_| e),
+            None => Err(e),
+        },
+        other => other,
+    }
+}
+
+/// `line` with every `\uXXXX` escape of a surrogate that is not half of a pair replaced by
+/// `\ufffd`; `None` when there is none.
+fn replace_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
+    let escape_at = |i: usize| -> Option<u16> {
+        let hex = line.get(i..i + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < line.len() {
+        if line[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = escape_at(i) else {
+            i += 2;
+            continue;
+        };
+        let lone = match unit {
+            0xD800..=0xDBFF => match escape_at(i + 6) {
+                Some(0xDC00..=0xDFFF) => {
+                    i += 12;
+                    continue;
+                }
+                _ => true,
+            },
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            let out = out.get_or_insert_with(|| Vec::with_capacity(line.len()));
+            out.extend_from_slice(&line[copied..i]);
+            out.extend_from_slice(b"\\ufffd");
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    let mut out = out?;
+    out.extend_from_slice(&line[copied..]);
+    Some(out)
 }
 
 /// One JSON line of an object, with its newline.
@@ -199,7 +257,16 @@ impl Writer {
             file,
             path: path.into(),
         };
-        writer.append(bytes)?;
+        if let Err(e) = writer.append(bytes) {
+            // No half-written file is left behind: the next append creates it again.
+            let _ = std::fs::remove_file(path);
+            return Err(match e {
+                SessionError::Io { source, .. } => {
+                    SessionError::io("could not create", path, source)
+                }
+                other => other,
+            });
+        }
         Ok(writer)
     }
 
@@ -211,18 +278,22 @@ impl Writer {
     }
 
     /// Replaces the file's contents with `bytes` atomically (a temporary file renamed over it),
-    /// then holds the new file's lock.
+    /// then holds the new file's lock. A symbolic link is followed: its target is replaced and
+    /// the link stays; the file keeps its permissions.
     pub fn replace(&mut self, bytes: &[u8]) -> Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let name = self
-            .path
+        let target = std::fs::canonicalize(&self.path)
+            .map_err(|e| SessionError::io("could not resolve", &self.path, e))?;
+        let permissions = std::fs::metadata(&target)
+            .map_err(|e| SessionError::io("could not stat", &target, e))?
+            .permissions();
+        let dir = target.parent().unwrap_or(Path::new("."));
+        let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let written = std::fs::write(&temp, bytes)
-            .and_then(|()| File::open(&temp)?.sync_all())
-            .and_then(|()| std::fs::rename(&temp, &self.path));
+        let written =
+            write_new(&temp, bytes, &permissions).and_then(|()| std::fs::rename(&temp, &target));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temp);
             return Err(SessionError::io("could not rewrite", &self.path, e));
@@ -230,6 +301,22 @@ impl Writer {
         *self = Self::open(&self.path)?;
         Ok(())
     }
+}
+
+/// Writes `bytes` to a new file with `permissions` and syncs it.
+fn write_new(path: &Path, bytes: &[u8], permissions: &std::fs::Permissions) -> std::io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(permissions.mode() & 0o7777);
+    }
+    let mut file = options.open(path)?;
+    // The mode given at creation is narrowed by the umask; set it as it was.
+    file.set_permissions(permissions.clone())?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 #[cfg(unix)]

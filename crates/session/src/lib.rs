@@ -69,7 +69,7 @@ mod tree;
 
 pub use appends::CompactionRecord;
 pub use auto::{AutoCompaction, CompactionOutcome, CompactionReason};
-pub use bind::{bind_agent, bind_agent_with, BindError, SessionBinding};
+pub use bind::{bind_agent, bind_agent_with, BindError, RunError, SessionBinding};
 pub use compaction::{
     compact, context_tokens, estimate_tokens, prepare_compaction, should_compact, CompactError,
     CompactionPreparation, CompactionSettings,

@@ -23,7 +23,9 @@ pub struct ConvertError {
 /// The messages sent to a model, of a context's agent messages. `system`, `user`, `assistant`
 /// and `toolResult` messages pass through as they are (pi 1.6 keeps the system prompt and the
 /// tool loadout in the transcript; a provider request replays them); a `bashExecution`
-/// excluded from the context is left out.
+/// excluded from the context, and a message of a role pi does not know, are left out (they
+/// stay in the session file). A message of a known role that `oxpi_ai::Message` cannot read
+/// is an error.
 pub fn to_llm_messages(messages: &[Value]) -> Result<Vec<oxpi_ai::Message>, ConvertError> {
     let mut out = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
@@ -54,13 +56,9 @@ pub fn to_llm_messages(messages: &[Value]) -> Result<Vec<oxpi_ai::Message>, Conv
                 }
                 user_text(bash_text(message))
             }
-            other => {
-                return Err(ConvertError {
-                    index,
-                    role: other.into(),
-                    reason: "pi has no such role".into(),
-                })
-            }
+            // A role pi 1.6 does not know (an extension's, a newer pi's): left out of the
+            // request, as pi's `convertToLlm` does; the session file keeps it.
+            _ => continue,
         };
         let converted = serde_json::from_value(value).map_err(|e| ConvertError {
             index,

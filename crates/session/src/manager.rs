@@ -111,7 +111,8 @@ impl SessionManager {
     /// Opens the session file at `path` for reading and appending (taking its lock). A v1 or v2
     /// file is migrated and rewritten; a last line cut off mid-write is reported in
     /// [`load_issues`](Self::load_issues) and the file gets the newline it lacked (as pi).
-    /// A missing or empty file becomes a new session at that path. New sessions made from this
+    /// A missing or empty file becomes a new session at that path (its folder is created now,
+    /// as pi does, so a path that cannot be written fails here). New sessions made from this
     /// one go to `session_dir` (the file's directory when `None`).
     pub fn open(path: &Path, session_dir: Option<&Path>) -> Result<Self> {
         let path = absolute(path);
@@ -120,6 +121,10 @@ impl SessionManager {
             Path::to_path_buf,
         );
         if !path.exists() {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| SessionError::io("could not create", parent, e))?;
+            }
             let cwd = std::env::current_dir().unwrap_or_default();
             let mut manager = Self::blank(&cwd, &dir, Storage::File { writer: None });
             manager.new_session(NewSessionOptions::default())?;
@@ -188,7 +193,7 @@ impl SessionManager {
         let path = session_dir.join(format!("{}_{id}.jsonl", file_stamp(&timestamp)));
         let mut bytes = json_line(header.as_json())?;
         for entry in &from.entries {
-            bytes.extend(json_line(entry.as_json())?);
+            bytes.extend(entry.to_line()?);
         }
         drop(Writer::create_new(&path, &bytes)?);
         Self::open(&path, Some(session_dir))
@@ -231,7 +236,7 @@ impl SessionManager {
             .unwrap_or_else(|| std::env::current_dir().unwrap_or_default());
         let mut manager = Self::blank(&cwd, dir, storage);
         manager.header = header;
-        manager.entries = entries.into_iter().map(Entry::from_json).collect();
+        manager.entries = entries;
         manager.file = Some(path.into());
         manager.issues = issues;
         manager.build_index();
@@ -303,7 +308,7 @@ impl SessionManager {
     pub(crate) fn all_lines(&self) -> Result<Vec<u8>> {
         let mut bytes = json_line(self.header.as_json())?;
         for entry in &self.entries {
-            bytes.extend(json_line(entry.as_json())?);
+            bytes.extend(entry.to_line()?);
         }
         Ok(bytes)
     }
@@ -363,7 +368,7 @@ impl SessionManager {
             };
         };
         if let Some(writer) = writer {
-            let last = self.entries.last().map(|e| json_line(e.as_json()));
+            let last = self.entries.last().map(Entry::to_line);
             return match last {
                 Some(line) => writer.append(&line?),
                 None => Ok(()),
@@ -375,11 +380,9 @@ impl SessionManager {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let mut bytes = json_line(self.header.as_json())?;
-        for entry in &self.entries {
-            bytes.extend(json_line(entry.as_json())?);
-        }
-        *writer = Some(Writer::create_new(&path, &bytes)?);
+        let bytes = self.all_lines()?;
+        let created = Writer::create_new(&path, &bytes)?;
+        self.set_writer(Some(created));
         Ok(())
     }
 }

@@ -4,14 +4,15 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::entry::{SessionHeader, CURRENT_SESSION_VERSION};
+use crate::entry::{Entry, SessionHeader, CURRENT_SESSION_VERSION};
 use crate::ids;
 
 /// Brings `entries` (the objects after `header`) to the current version; returns whether
-/// anything was migrated.
-pub(crate) fn migrate(header: &mut SessionHeader, entries: &mut [Map<String, Value>]) -> bool {
+/// anything was migrated. An entry's line is changed only where the migration changes it (v1's
+/// `id` and `parentId` are added at its end; the rest of the line stays as it was read).
+pub(crate) fn migrate(header: &mut SessionHeader, entries: &mut [Entry]) -> bool {
     let version = header.version();
     if version >= CURRENT_SESSION_VERSION {
         return false;
@@ -28,7 +29,7 @@ pub(crate) fn migrate(header: &mut SessionHeader, entries: &mut [Map<String, Val
     true
 }
 
-fn v1_to_v2(entries: &mut [Map<String, Value>]) {
+fn v1_to_v2(entries: &mut [Entry]) {
     let mut taken: HashMap<String, ()> = HashMap::new();
     let mut previous: Option<String> = None;
     // pi's `firstKeptEntryIndex` counts the header as index 0.
@@ -36,21 +37,24 @@ fn v1_to_v2(entries: &mut [Map<String, Value>]) {
     for entry in entries.iter_mut() {
         let id = ids::entry_id(&taken);
         taken.insert(id.clone(), ());
-        entry.insert("id".into(), id.clone().into());
-        entry.insert(
-            "parentId".into(),
-            previous.clone().map_or(Value::Null, Value::from),
-        );
+        entry.add_fields(&[
+            ("id", id.clone().into()),
+            (
+                "parentId",
+                previous.clone().map_or(Value::Null, Value::from),
+            ),
+        ]);
         previous = Some(id.clone());
         ids_by_index.push(id);
     }
     for entry in entries.iter_mut() {
-        if entry.get("type").and_then(Value::as_str) != Some("compaction") {
+        if entry.type_name() != "compaction" {
             continue;
         }
         let Some(index) = entry.get("firstKeptEntryIndex").map(Value::as_u64) else {
             continue;
         };
+        let entry = entry.json_mut();
         if let Some(index) = index {
             let target = usize::try_from(index)
                 .ok()
@@ -64,15 +68,13 @@ fn v1_to_v2(entries: &mut [Map<String, Value>]) {
     }
 }
 
-fn v2_to_v3(entries: &mut [Map<String, Value>]) {
+fn v2_to_v3(entries: &mut [Entry]) {
     for entry in entries.iter_mut() {
-        if entry.get("type").and_then(Value::as_str) != Some("message") {
+        if entry.message_role() != Some("hookMessage") {
             continue;
         }
-        if let Some(Value::Object(message)) = entry.get_mut("message") {
-            if message.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                message.insert("role".into(), "custom".into());
-            }
+        if let Some(Value::Object(message)) = entry.json_mut().get_mut("message") {
+            message.insert("role".into(), "custom".into());
         }
     }
 }

@@ -9,7 +9,7 @@ use oxpi_ai::{is_context_overflow, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
 use crate::auto::{compact_shared, CompactionOutcome, CompactionReason};
-use crate::bind::{lock, SessionBinding};
+use crate::bind::{lock, RunError, SessionBinding};
 use crate::compaction::{context_tokens, CompactError, CompactionSettings};
 use crate::llm::to_llm_messages;
 use crate::summary::{SummarizeError, Summarizer};
@@ -30,20 +30,23 @@ impl SessionBinding {
     /// after a reply over the window or a context over the threshold, a compaction. Without
     /// [`AutoCompaction`](crate::AutoCompaction) (bound with [`crate::bind_agent`]) it is
     /// `agent.prompt(input)`. What each compaction did is in
-    /// [`take_compactions`](Self::take_compactions).
+    /// [`take_compactions`](Self::take_compactions). A message of the run that could not be
+    /// appended to the session makes it end with [`RunError::Append`] (the run itself went on).
     pub async fn prompt(
         &self,
         agent: &Agent,
         input: impl Into<PromptInput>,
-    ) -> Result<(), AgentError> {
+    ) -> Result<(), RunError> {
         agent.prompt(input).await?;
-        self.recover(agent).await
+        self.recover(agent).await?;
+        self.check_appends()
     }
 
     /// `agent.continue_()` with the same recovery as [`prompt`](Self::prompt).
-    pub async fn continue_(&self, agent: &Agent) -> Result<(), AgentError> {
+    pub async fn continue_(&self, agent: &Agent) -> Result<(), RunError> {
         agent.continue_().await?;
-        self.recover(agent).await
+        self.recover(agent).await?;
+        self.check_appends()
     }
 
     /// Compacts the session now with `summarizer` (pi's `/compact` and RPC `compact`) and

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::context::{self, SessionContext};
 use crate::entry::{Entry, EntryType, SessionHeader};
 use crate::error::{Result, SessionError};
-use crate::file::{json_line, LoadIssue, Writer};
+use crate::file::{LoadIssue, Writer};
 use crate::ids;
 use crate::manager::SessionManager;
 use crate::time::{file_stamp, now_iso};
@@ -142,19 +142,19 @@ impl SessionManager {
             for label in pending_labels.drain(..) {
                 replacement.insert(label, id.clone());
             }
-            let raw = entry.json_mut();
-            raw.insert(
-                "parentId".into(),
-                parent.clone().map_or(Value::Null, Value::from),
-            );
-            if raw.get("type").and_then(Value::as_str) == Some("compaction") {
-                let first = raw
-                    .get("firstKeptEntryId")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
+            if entry.parent_id() != parent.as_deref() {
+                entry.json_mut().insert(
+                    "parentId".into(),
+                    parent.clone().map_or(Value::Null, Value::from),
+                );
+            }
+            if entry.type_name() == "compaction" {
+                let first = entry.str_field("firstKeptEntryId").map(str::to_string);
                 if let Some(first) = first.filter(|f| *f != id) {
                     if let Some(to) = replacement.get(&first) {
-                        raw.insert("firstKeptEntryId".into(), to.clone().into());
+                        entry
+                            .json_mut()
+                            .insert("firstKeptEntryId".into(), to.clone().into());
                     }
                 }
             }
@@ -213,10 +213,7 @@ impl SessionManager {
             .iter()
             .any(|e| matches!(e.message_role(), Some("user" | "assistant")))
         {
-            let mut bytes = json_line(self.header.as_json())?;
-            for entry in &self.entries {
-                bytes.extend(json_line(entry.as_json())?);
-            }
+            let bytes = self.all_lines()?;
             self.set_writer(Some(Writer::create_new(&file, &bytes)?));
         } else {
             self.set_writer(None);

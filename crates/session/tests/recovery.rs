@@ -278,10 +278,11 @@ async fn an_unknown_window_never_triggers_a_threshold_compaction() {
 async fn a_context_the_agent_cannot_use_is_reported_as_such_not_as_a_compaction() {
     let d = common::dirs();
     let (agent, binding, script, _auto, _) = setup(&d, |_| FauxReply::text("fine"));
-    // A message no oxpi-ai message can hold, appended after binding (pi keeps unknown roles).
+    // A message no oxpi-ai message can hold (a known role, content of no known shape),
+    // appended after binding. (A role pi does not know is left out of the request instead.)
     binding
         .with_session(|s| {
-            s.append_message_json(json!({"role": "hologram", "content": "x", "timestamp": 7}))
+            s.append_message_json(json!({"role": "user", "content": 5, "timestamp": 7}))
         })
         .expect("append");
     binding.prompt(&agent, PROMPT).await.expect("prompt");
@@ -293,19 +294,20 @@ async fn a_context_the_agent_cannot_use_is_reported_as_such_not_as_a_compaction(
     // Before the request: the session's context could not be sent; no threshold was crossed.
     assert_eq!(outcomes[0].reason, CompactionReason::ContextUnusable);
     assert!(
-        outcomes[0].error.as_deref().is_some_and(|e| e
-            .contains("the request keeps the agent's context")
-            && e.contains("hologram")),
+        outcomes[0]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("the request keeps the agent's context")
+                && e.contains("(role \"user\")")),
         "{:?}",
         outcomes[0]
     );
     // After the run: the idle agent keeps its history; nothing overflowed.
     assert_eq!(outcomes[1].reason, CompactionReason::ContextUnusable);
     assert!(
-        outcomes[1]
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("the agent keeps its history") && e.contains("hologram")),
+        outcomes[1].error.as_deref().is_some_and(
+            |e| e.contains("the agent keeps its history") && e.contains("(role \"user\")")
+        ),
         "{:?}",
         outcomes[1]
     );

@@ -295,11 +295,7 @@ impl Ctx {
             runtime.agent.wait_for_idle().await;
             let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
             // The same path as `-p` and RPC: the session's overflow recovery included.
-            let error = runtime
-                .prompt(messages)
-                .await
-                .err()
-                .map(|e| e.to_string());
+            let error = runtime.prompt(messages).await.err().map(|e| e.to_string());
             let _ = tx.send(Msg::Done(error));
         });
     }

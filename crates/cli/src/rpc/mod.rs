@@ -120,6 +120,9 @@ impl Rpc {
             if let Err(e) = result {
                 eprintln!("oxpi: the prompt could not run: {e}");
             }
+            if let Some(error) = rpc.runtime.take_session_errors() {
+                rpc.out.write(&failure(&None, Some("prompt"), &error));
+            }
             rpc.busy.store(false, Ordering::SeqCst);
             rpc.flush_pending_bash();
             rpc.out
