@@ -1,6 +1,5 @@
 //! Stand-ins for providers oxpi cannot serve: one left out of this build (a cargo feature is
-//! off), or one whose API needs a login oxpi does not do (`openai-codex-responses`: a ChatGPT
-//! login). Every request fails at once with a text saying which.
+//! off). Every request fails at once with a text saying which.
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -40,41 +39,6 @@ impl ApiProvider for FeatureMissing {
         async move {
             ReplyBuilder::new(&model, sink)
                 .fail(crate::failure::Failure::config(text))
-                .await;
-        }
-        .boxed()
-    }
-}
-
-/// Answers every request for `api` with "… needs a ChatGPT login (OAuth), which oxpi does not
-/// do yet".
-#[derive(Debug, Clone)]
-pub struct LoginMissing {
-    /// The wire API.
-    pub api: &'static str,
-    /// The login it needs ("a ChatGPT login").
-    pub login: &'static str,
-}
-
-impl ApiProvider for LoginMissing {
-    fn api(&self) -> &str {
-        self.api
-    }
-
-    fn stream(
-        &self,
-        model: Model,
-        _context: Context,
-        _options: StreamOptions,
-        sink: EventSink,
-    ) -> BoxFuture<'static, ()> {
-        let text = format!(
-            "{} ({}/{}) needs {} (OAuth), which oxpi does not do yet",
-            self.api, model.provider, model.id, self.login
-        );
-        async move {
-            ReplyBuilder::new(&model, sink)
-                .fail(crate::failure::Failure::auth(text))
                 .await;
         }
         .boxed()
