@@ -35,6 +35,7 @@ pub(crate) mod image_fallback;
 #[doc(hidden)]
 pub mod internals;
 pub mod models;
+pub mod oauth;
 pub mod options;
 pub mod output_limit;
 pub mod overflow;

@@ -2,9 +2,9 @@
 //! pi's ids, names, APIs, providers, base URLs, limits, prices (US dollars per million tokens,
 //! price tiers), headers, compat settings, thinking-level maps, input limits and prompt-cache
 //! lifetimes. It is `data/models.json`, generated from pi-ai's published list by
-//! `cargo xtask models`, and read once on first use. Models on `openai-codex-responses` are
-//! listed, but a request to one ends at once with an error saying it needs a ChatGPT login,
-//! which oxpi does not do yet. [`crate::Models`] is the collection over these providers.
+//! `cargo xtask models`, and read once on first use. Models on `openai-codex-responses` take a
+//! ChatGPT login's access token as their key. [`crate::Models`] is the collection over these
+//! providers.
 //!
 //! ```
 //! use oxpi_ai::models;

@@ -47,6 +47,7 @@ impl ProviderRegistry {
         use crate::providers::google_generative_ai::vertex::GoogleVertexProvider;
         use crate::providers::google_generative_ai::GoogleGenerativeAiProvider;
         use crate::providers::mistral_conversations::MistralConversationsProvider;
+        use crate::providers::openai_codex_responses::OpenAiCodexResponsesProvider;
         use crate::providers::openai_completions::OpenAiCompletionsProvider;
         use crate::providers::openai_responses::azure::AzureOpenAiResponsesProvider;
         use crate::providers::openai_responses::OpenAiResponsesProvider;
@@ -56,6 +57,7 @@ impl ProviderRegistry {
                 registry.register(OpenAiCompletionsProvider::with_client(client.clone()));
                 registry.register(OpenAiResponsesProvider::with_client(client.clone()));
                 registry.register(AzureOpenAiResponsesProvider::with_client(client.clone()));
+                registry.register(OpenAiCodexResponsesProvider::with_client(client.clone()));
                 registry.register(MistralConversationsProvider::with_client(client.clone()));
                 registry.register(AnthropicMessagesProvider::with_client(client.clone()));
                 registry.register(GoogleVertexProvider::with_client(client.clone()));
@@ -75,6 +77,7 @@ impl ProviderRegistry {
                 registry.register(OpenAiCompletionsProvider::new());
                 registry.register(OpenAiResponsesProvider::new());
                 registry.register(AzureOpenAiResponsesProvider::new());
+                registry.register(OpenAiCodexResponsesProvider::new());
                 registry.register(MistralConversationsProvider::new());
                 registry.register(AnthropicMessagesProvider::new());
                 registry.register(GoogleGenerativeAiProvider::new());
@@ -87,10 +90,6 @@ impl ProviderRegistry {
             }
         }
         use crate::providers::unavailable::{Missing, Unavailable};
-        registry.register(Unavailable {
-            api: crate::types::model::API_OPENAI_CODEX_RESPONSES,
-            missing: Missing::Login("a ChatGPT login"),
-        });
         #[cfg(not(feature = "bedrock"))]
         registry.register(Unavailable {
             api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,

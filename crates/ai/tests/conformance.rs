@@ -31,9 +31,11 @@ enum Api {
     Mistral,
     /// Gemini on Vertex AI (express mode: the key in a header, the publisher path).
     Vertex,
+    /// The ChatGPT (Codex) backend's Responses API (its terminal `response.done`).
+    Codex,
 }
 
-const APIS: [Api; 7] = [
+const APIS: [Api; 8] = [
     Api::Completions,
     Api::Responses,
     Api::Anthropic,
@@ -41,7 +43,11 @@ const APIS: [Api; 7] = [
     Api::Azure,
     Api::Mistral,
     Api::Vertex,
+    Api::Codex,
 ];
+
+/// A key every API takes: the Codex backend reads an account id from its JWT payload.
+const TEST_KEY: &str = "eyJhbGciOiJub25lIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjdC1jb25mb3JtYW5jZSJ9fQ.dGVzdC1rZXk";
 
 /// What the model "says" in a scenario.
 #[derive(Clone, Debug, Default)]
@@ -69,6 +75,7 @@ impl Api {
             Api::Anthropic => ("anthropic-messages", "/v1"),
             Api::Gemini => ("google-generative-ai", "/v1beta"),
             Api::Vertex => ("google-vertex", ""),
+            Api::Codex => ("openai-codex-responses", "/backend-api"),
         };
         let mut model =
             Model::openai_compatible(format!("{}{path}", server.base_url()), "conformance-model");
@@ -82,6 +89,14 @@ impl Api {
         match self {
             Api::Completions | Api::Mistral => completions(script),
             Api::Responses | Api::Azure => responses(script),
+            Api::Codex => {
+                let (body, end) = responses(script);
+                let end = end
+                    .into_iter()
+                    .map(|e| e.replace("response.completed", "response.done"))
+                    .collect();
+                (body, end)
+            }
             Api::Anthropic => anthropic(script),
             Api::Gemini | Api::Vertex => gemini(script),
         }
@@ -91,7 +106,7 @@ impl Api {
     fn error_event(self, message: &str) -> String {
         match self {
             Api::Completions | Api::Mistral => sse(None, &json!({"error": {"message": message}})),
-            Api::Responses | Api::Azure => sse(
+            Api::Responses | Api::Azure | Api::Codex => sse(
                 Some("error"),
                 &json!({"type": "error", "code": "server_error", "message": message}),
             ),
@@ -113,7 +128,7 @@ impl Api {
                 None,
                 &json!({"object": "chat.completion.chunk", "choices": [], "novel": {"x": 1}}),
             ),
-            Api::Responses | Api::Azure => sse(
+            Api::Responses | Api::Azure | Api::Codex => sse(
                 Some("response.novel"),
                 &json!({"type": "response.novel", "x": 1}),
             ),
@@ -293,7 +308,7 @@ fn gemini(script: &Script) -> (Vec<String>, Vec<String>) {
 
 fn options() -> StreamOptions {
     StreamOptions::default()
-        .with_api_key("test-key")
+        .with_api_key(TEST_KEY)
         .with_retry_base_delay(Duration::from_millis(5))
         .with_idle_timeout(Duration::from_secs(10))
 }
@@ -668,7 +683,8 @@ async fn cancel_mid_stream_ends_as_aborted_with_partial_content() {
 /// gets it into the reply's `errorMessage`, on any API.
 #[tokio::test]
 async fn the_key_never_reaches_an_error_message() {
-    const KEY: &str = "sk-oxpi-canary-0123456789abcdef0123456789";
+    // A JWT, as the Codex backend needs one; its last part is the canary.
+    const KEY: &str = "eyJhbGciOiJub25lIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjdC1jb25mb3JtYW5jZSJ9fQ.sk-oxpi-canary-0123456789abcdef0123456789";
     let with_key = || options().with_api_key(KEY);
     for api in APIS {
         let (mut body, _) = api.render(&hello());

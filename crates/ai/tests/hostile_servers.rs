@@ -11,7 +11,7 @@ use oxpi_ai::{Model, ProviderRegistry, StopReason, StreamOptions};
 use oxpi_testkit::{Reply, TestServer};
 
 /// Every HTTP wire API of the default build, with the path its base URL ends in.
-const APIS: [(&str, &str); 7] = [
+const APIS: [(&str, &str); 8] = [
     ("openai-completions", "/v1"),
     ("openai-responses", "/v1"),
     ("azure-openai-responses", "/openai/v1"),
@@ -19,9 +19,11 @@ const APIS: [(&str, &str); 7] = [
     ("google-generative-ai", "/v1beta"),
     ("google-vertex", ""),
     ("mistral-conversations", ""),
+    ("openai-codex-responses", "/backend-api"),
 ];
 
-const KEY: &str = "sk-oxpi-redirect-canary-0123456789";
+/// A JWT (the Codex backend reads an account id from it); its last part is the canary.
+const KEY: &str = "eyJhbGciOiJub25lIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjdC1jb25mb3JtYW5jZSJ9fQ.sk-oxpi-redirect-canary-0123456789";
 
 fn model(api: &str, path: &str, server: &TestServer) -> Model {
     let mut model = Model::openai_compatible(format!("{}{path}", server.base_url()), "m-1");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use oxpi_ai::collection::{
-    ApiKeyCredential, CredentialKind, Env, InMemoryCredentialStore, Models, Provider, ProviderAuth,
+    CredentialKind, Env, InMemoryCredentialStore, Models, Provider, ProviderAuth,
     SimpleStreamOptions,
 };
 use oxpi_ai::faux::{FauxProvider, FauxReply};
@@ -285,21 +285,29 @@ async fn stream_simple_sends_the_thinking_level_as_the_apis_reasoning_setting() 
 }
 
 #[tokio::test]
-async fn codex_models_need_a_chatgpt_login_which_oxpi_does_not_do() {
+async fn codex_models_need_a_chatgpt_access_token() {
     let model = oxpi_ai::models::builtin_models()
         .iter()
         .find(|m| m.api == "openai-codex-responses")
         .expect("the catalogue lists Codex models")
         .clone();
-    // Through the free function: the API's stand-in answers at once.
+    // Through the free function: no key at all, then a key that is no ChatGPT access token
+    // (the account id is read from its JWT payload), end before any request.
     let reply = oxpi_ai::complete(&model, &context(), options()).await;
-    assert_eq!(reply.stop_reason, StopReason::Error);
     assert_eq!(
-        reply.error_message,
-        Some(format!(
-            "openai-codex-responses (openai-codex/{}) needs a ChatGPT login (OAuth), which oxpi does not do yet",
-            model.id
-        ))
+        (reply.stop_reason, reply.error_message.as_deref()),
+        (
+            StopReason::Error,
+            Some("No API key for provider: openai-codex")
+        )
+    );
+    let reply = oxpi_ai::complete(&model, &context(), options().with_api_key("sk-x")).await;
+    assert_eq!(
+        (reply.stop_reason, reply.error_message.as_deref()),
+        (
+            StopReason::Error,
+            Some("Failed to extract accountId from token")
+        )
     );
     // Through the collection: the provider is not configured, and the text says why.
     let models = Models::builder()
@@ -309,24 +317,5 @@ async fn codex_models_need_a_chatgpt_login_which_oxpi_does_not_do() {
     assert_eq!(
         reply.error_message.as_deref(),
         Some("openai-codex needs a ChatGPT login (OAuth), which oxpi does not do yet")
-    );
-    // A key stored for it anyway reaches the stand-in, which still refuses.
-    let store = InMemoryCredentialStore::new().with(
-        "openai-codex",
-        Credential::ApiKey(ApiKeyCredential::default()),
-    );
-    let models = Models::builder()
-        .env(Env::from_pairs([("OPENAI_API_KEY", "sk")]))
-        .credentials(store)
-        .build();
-    let reply = models
-        .complete(&model, &context(), options().with_api_key("sk-x"))
-        .await;
-    assert!(
-        reply
-            .error_message
-            .unwrap()
-            .contains("needs a ChatGPT login"),
-        "the API refuses even with a key"
     );
 }

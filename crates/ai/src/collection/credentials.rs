@@ -15,8 +15,8 @@ pub enum Credential {
     /// `{"type": "api_key", "key": …, "env": {…}}`.
     #[serde(rename = "api_key")]
     ApiKey(ApiKeyCredential),
-    /// `{"type": "oauth", "access": …, "refresh": …, "expires": …, …}`. oxpi keeps these
-    /// intact but does not use them (it does no OAuth logins or refreshes yet).
+    /// `{"type": "oauth", "access": …, "refresh": …, "expires": …, …}`: a login of one of pi's
+    /// OAuth providers ([`crate::oauth`]), used and refreshed by [`crate::Models`].
     #[serde(rename = "oauth")]
     OAuth(OAuthCredential),
 }
@@ -73,7 +73,7 @@ impl ApiKeyCredential {
 
 /// A stored OAuth credential (pi's `OAuthCredential`): the tokens, their expiry in
 /// milliseconds since the epoch, and whatever else the login stored, kept as it was.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct OAuthCredential {
     /// The access token.
@@ -85,6 +85,36 @@ pub struct OAuthCredential {
     /// Every other field, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl OAuthCredential {
+    /// Tokens and their expiry (ms since the epoch), nothing else.
+    pub fn new(access: impl Into<String>, refresh: impl Into<String>, expires: f64) -> Self {
+        Self {
+            access: access.into(),
+            refresh: refresh.into(),
+            expires,
+            extra: Map::new(),
+        }
+    }
+
+    /// With these other fields (`accountId`, `enterpriseUrl`, …).
+    pub fn with_extra(mut self, extra: Map<String, Value>) -> Self {
+        self.extra = extra;
+        self
+    }
+}
+
+/// Shows neither token.
+impl std::fmt::Debug for OAuthCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthCredential")
+            .field("access", &"<redacted>")
+            .field("refresh", &"<redacted>")
+            .field("expires", &self.expires)
+            .field("extra", &self.extra.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// The kind of a credential (pi's `AuthType`).

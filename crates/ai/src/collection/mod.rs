@@ -41,6 +41,7 @@ pub use provider::{Provider, ProviderAuth};
 
 use crate::failure::Failure;
 use crate::options::{ApiKey, ReasoningLevel, StreamOptions};
+use crate::registry::ProviderRegistry;
 use crate::stream::AssistantMessageEventStream;
 use crate::types::context::Context;
 use crate::types::message::AssistantMessage;
@@ -164,6 +165,8 @@ pub struct Models {
     providers: BTreeMap<String, Provider>,
     credentials: Arc<dyn CredentialStore>,
     env: Env,
+    /// OAuth clients that replace pi's for a provider id (tests: local issuers).
+    oauth: BTreeMap<String, crate::oauth::OAuthConfig>,
 }
 
 impl std::fmt::Debug for Models {
@@ -182,6 +185,7 @@ pub struct ModelsBuilder {
     providers: Vec<Provider>,
     credentials: Option<Arc<dyn CredentialStore>>,
     env: Option<Env>,
+    oauth: BTreeMap<String, crate::oauth::OAuthConfig>,
 }
 
 impl ModelsBuilder {
@@ -215,6 +219,13 @@ impl ModelsBuilder {
         self
     }
 
+    /// An OAuth client (endpoints, client id) for its provider in place of pi's, e.g. a local
+    /// issuer in tests ([`crate::oauth::OAuthConfig::at_origin`]).
+    pub fn oauth(mut self, config: crate::oauth::OAuthConfig) -> Self {
+        self.oauth.insert(config.provider_id().to_string(), config);
+        self
+    }
+
     /// The collection.
     pub fn build(self) -> Models {
         let mut providers = BTreeMap::new();
@@ -234,6 +245,7 @@ impl ModelsBuilder {
                 .credentials
                 .unwrap_or_else(|| Arc::new(InMemoryCredentialStore::new())),
             env: self.env.unwrap_or_else(Env::process),
+            oauth: self.oauth,
         }
     }
 }
@@ -322,8 +334,12 @@ impl Models {
             return Ok(None);
         };
         Ok(self.resolve(entry, None)?.map(|auth| AuthCheck {
+            kind: if auth.source == "OAuth" {
+                CredentialKind::OAuth
+            } else {
+                CredentialKind::ApiKey
+            },
             source: auth.source,
-            kind: CredentialKind::ApiKey,
         }))
     }
 
@@ -354,6 +370,9 @@ impl Models {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
+        if let Some(stream) = self.stream_with_login(model, context, &options) {
+            return stream;
+        }
         let prepared = self.providers.get(&model.provider).map_or_else(
             || Err(ModelsError::UnknownProvider(model.provider.clone())),
             |provider| self.apply_auth(provider, options).map(|o| (provider, o)),
@@ -395,6 +414,46 @@ impl Models {
         options: impl Into<SimpleStreamOptions>,
     ) -> AssistantMessage {
         self.stream_simple(model, context, options).result().await
+    }
+
+    /// pi's OAuth client for `provider`, or the one given to the builder.
+    /// Only for logins whose requests oxpi builds ([`crate::oauth::OAuthKind::requests_built`]).
+    fn oauth_config(&self, provider: &str) -> Option<crate::oauth::OAuthConfig> {
+        self.oauth
+            .get(provider)
+            .cloned()
+            .or_else(|| crate::oauth::OAuthConfig::for_provider(provider))
+            .filter(|config| config.kind.requests_built())
+    }
+
+    /// The stream of a request through a stored login, when the provider has one (and the
+    /// options carry no key of their own): the wire API behind [`crate::oauth`]'s wrapper, which
+    /// refreshes the login under the store's lock when it expires and sends its token.
+    fn stream_with_login(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Option<AssistantMessageEventStream> {
+        if options.api_key.is_some() {
+            return None;
+        }
+        let provider = self.providers.get(&model.provider)?;
+        let config = self.oauth_config(provider.id())?;
+        match self.credentials.read(provider.id()) {
+            Ok(Some(Credential::OAuth(_))) => {}
+            _ => return None,
+        }
+        let api = model.api.as_str();
+        let inner = provider.registry_for(api).get(api)?;
+        let mut registry = ProviderRegistry::new();
+        registry.register(crate::oauth::api::OAuthApi {
+            api: api.to_string(),
+            inner,
+            store: self.credentials.clone(),
+            config,
+        });
+        Some(registry.stream(model, context, options.clone()))
     }
 
     /// The options with the provider's key in them (a key already in them wins).
@@ -445,6 +504,13 @@ impl Models {
         let stored = self.credentials.read(id)?;
         let mut own_env = BTreeMap::new();
         match stored {
+            Some(Credential::OAuth(_)) if self.oauth_config(id).is_some() => {
+                // The token is taken (and refreshed) when a request runs.
+                return Ok(Some(ResolvedAuth {
+                    key: None,
+                    source: "OAuth".into(),
+                }));
+            }
             Some(Credential::OAuth(_)) => return Err(ModelsError::OAuthUnsupported(id.into())),
             Some(Credential::ApiKey(credential)) => {
                 if let Some(key) = credential.key.as_deref().filter(|k| !k.is_empty()) {

@@ -83,6 +83,7 @@ pub(crate) mod error_text;
 pub mod google_generative_ai;
 pub(crate) mod headers;
 pub mod mistral_conversations;
+pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod pi_messages;

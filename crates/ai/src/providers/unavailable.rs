@@ -1,6 +1,5 @@
 //! Stand-ins for providers oxpi cannot serve: one left out of this build (a cargo feature is
-//! off), or one whose API needs a login oxpi does not do (`openai-codex-responses`: a ChatGPT
-//! login). Every request fails at once with a text saying which.
+//! off). Every request fails at once with a text saying which.
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -18,9 +17,6 @@ use crate::types::model::Model;
 pub enum Missing {
     /// A cargo feature of oxpi-ai that provides it ("bedrock"): "… needs oxpi-ai's feature …".
     Feature(&'static str),
-    /// A login ("a ChatGPT login"): "… needs a ChatGPT login (OAuth), which oxpi does not do
-    /// yet".
-    Login(&'static str),
 }
 
 /// Answers every request for `api` with why it cannot be served.
@@ -34,15 +30,11 @@ pub struct Unavailable {
 
 impl Unavailable {
     /// The failure every request gets.
-    fn failure(&self, model: &Model) -> Failure {
+    fn failure(&self) -> Failure {
         match self.missing {
             Missing::Feature(feature) => Failure::config(format!(
                 "{} needs oxpi-ai's feature \"{feature}\", which this build does not have",
                 self.api
-            )),
-            Missing::Login(login) => Failure::auth(format!(
-                "{} ({}/{}) needs {login} (OAuth), which oxpi does not do yet",
-                self.api, model.provider, model.id
             )),
         }
     }
@@ -60,7 +52,7 @@ impl ApiProvider for Unavailable {
         _options: StreamOptions,
         sink: EventSink,
     ) -> BoxFuture<'static, ()> {
-        let failure = self.failure(&model);
+        let failure = self.failure();
         async move {
             ReplyBuilder::new(&model, sink).fail(failure).await;
         }

@@ -32,6 +32,9 @@ pub enum WireApi {
     OpenAiResponses,
     /// The Responses API on Azure OpenAI (`azure-openai-responses`).
     AzureOpenAiResponses,
+    /// The Responses API of the ChatGPT (Codex) backend, over a ChatGPT login
+    /// (`openai-codex-responses`).
+    OpenAiCodexResponses,
     /// Anthropic Messages (`anthropic-messages`).
     AnthropicMessages,
     /// Mistral's chat API (`mistral-conversations`).
@@ -48,10 +51,11 @@ pub enum WireApi {
     Custom(String),
 }
 
-const BUILTIN: [(WireApi, &str); 9] = [
+const BUILTIN: [(WireApi, &str); 10] = [
     (WireApi::OpenAiCompletions, "openai-completions"),
     (WireApi::OpenAiResponses, "openai-responses"),
     (WireApi::AzureOpenAiResponses, "azure-openai-responses"),
+    (WireApi::OpenAiCodexResponses, "openai-codex-responses"),
     (WireApi::AnthropicMessages, "anthropic-messages"),
     (WireApi::MistralConversations, "mistral-conversations"),
     (WireApi::GoogleGenerativeAi, "google-generative-ai"),
@@ -67,6 +71,7 @@ impl WireApi {
             Self::OpenAiCompletions => "openai-completions",
             Self::OpenAiResponses => "openai-responses",
             Self::AzureOpenAiResponses => "azure-openai-responses",
+            Self::OpenAiCodexResponses => "openai-codex-responses",
             Self::AnthropicMessages => "anthropic-messages",
             Self::MistralConversations => "mistral-conversations",
             Self::GoogleGenerativeAi => "google-generative-ai",
@@ -91,7 +96,7 @@ impl WireApi {
             | Self::OpenAiResponses
             | Self::AzureOpenAiResponses
             | Self::AnthropicMessages => Some("application/json"),
-            Self::MistralConversations => Some("text/event-stream"),
+            Self::MistralConversations | Self::OpenAiCodexResponses => Some("text/event-stream"),
             Self::GoogleGenerativeAi
             | Self::GoogleVertex
             | Self::BedrockConverseStream
@@ -266,6 +271,7 @@ mod tests {
             WireApi::OpenAiCompletions
             | WireApi::OpenAiResponses
             | WireApi::AzureOpenAiResponses
+            | WireApi::OpenAiCodexResponses
             | WireApi::AnthropicMessages
             | WireApi::MistralConversations
             | WireApi::GoogleGenerativeAi
@@ -282,6 +288,7 @@ mod tests {
             WireApi::OpenAiCompletions,
             WireApi::OpenAiResponses,
             WireApi::AzureOpenAiResponses,
+            WireApi::OpenAiCodexResponses,
             WireApi::AnthropicMessages,
             WireApi::MistralConversations,
             WireApi::GoogleGenerativeAi,

@@ -82,6 +82,9 @@ pub struct ResponsesCompat {
     /// A tool-call id from another model keeps its `|item` part, as `fc_…` (oxpi's
     /// `keepsResponsesItemIds`; pi's list of providers that do).
     pub keeps_responses_item_ids: bool,
+    /// Tools carry `strict: null` rather than `strict: false` where they carry the field (pi's
+    /// Codex provider leaves the strictness unset).
+    pub strict_null: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -113,7 +116,8 @@ impl ResponsesCompat {
     /// Settings for `model` at `endpoint` (Azure's provider sends `strict` by default).
     pub(crate) fn for_endpoint(model: &Model, endpoint: Endpoint) -> Result<Self, String> {
         let mut compat = Self {
-            supports_strict_mode: endpoint == Endpoint::Azure,
+            // Azure's and the Codex provider send `strict` by default.
+            supports_strict_mode: endpoint != Endpoint::OpenAi,
             supports_developer_role: true,
             supports_xhigh: false,
             supports_long_cache_retention: true,
@@ -127,6 +131,7 @@ impl ResponsesCompat {
             send_reasoning_off: true,
             always_include_encrypted_reasoning: false,
             keeps_responses_item_ids: false,
+            strict_null: endpoint == Endpoint::Codex,
         };
         for rule in host_rules() {
             let provider = rule.providers.contains(&model.provider);

@@ -33,7 +33,11 @@ pub fn responses_tools(tools: &[Tool], compat: &ResponsesCompat) -> Vec<Value> {
                 "parameters": tool.parameters,
             });
             if compat.supports_strict_mode {
-                function["strict"] = Value::Bool(false);
+                function["strict"] = if compat.strict_null {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
+                };
             }
             function
         })

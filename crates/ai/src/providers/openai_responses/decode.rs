@@ -1,4 +1,4 @@
-//! Server-sent events → [`EventProcessor`]: each payload parsed by [`parse_event`] (its type
+//! Server-sent events → [`EventProcessor`]: each payload parsed by [`parse_event_with`] (its type
 //! from `type`, else the SSE event name; types this provider does not read are skipped);
 //! `[DONE]` ends the stream.
 
@@ -25,9 +25,14 @@ pub(crate) struct ResponsesSeed {
     pub(crate) service_tier: Option<crate::options::ServiceTier>,
 }
 
+/// Gives an event another type before it is read (the Codex backend's terminal events), from
+/// its type and payload; `None` keeps it.
+pub(crate) type TypeMap = fn(&str, &Value) -> Option<&'static str>;
+
 /// The Responses decoder.
 pub(crate) struct ResponsesDecoder {
     processor: EventProcessor,
+    type_map: Option<TypeMap>,
 }
 
 impl ResponsesDecoder {
@@ -36,7 +41,14 @@ impl ResponsesDecoder {
         Self {
             processor: EventProcessor::new(out, model, seed.strict_schemas)
                 .with_service_tier(seed.service_tier),
+            type_map: None,
         }
+    }
+
+    /// The decoder with events retyped by `map` first.
+    pub(crate) fn with_type_map(mut self, map: TypeMap) -> Self {
+        self.type_map = Some(map);
+        self
     }
 }
 
@@ -46,7 +58,7 @@ impl EventDecoder for ResponsesDecoder {
         if data == "[DONE]" {
             return Ok(Flow::Complete);
         }
-        match parse_event(data, &event.event).map_err(Failure::parse)? {
+        match parse_event_with(data, &event.event, self.type_map).map_err(Failure::parse)? {
             Some(parsed) => self.processor.process(parsed).await,
             None => Ok(Flow::Continue),
         }
@@ -66,7 +78,12 @@ impl Decoder for ResponsesDecoder {
 /// Parses one `data:` payload. The type comes from the payload's `type`, else from the SSE
 /// `event:` name. `Ok(None)` for event types this provider does not read; an error (quoting the
 /// payload) when it is not JSON or a known event has an impossible shape.
-pub fn parse_event(data: &str, sse_name: &str) -> Result<Option<StreamEvent>, String> {
+/// `type_map` may give it another type first.
+pub(crate) fn parse_event_with(
+    data: &str,
+    sse_name: &str,
+    type_map: Option<TypeMap>,
+) -> Result<Option<StreamEvent>, String> {
     let value: Value = serde_json::from_str(data).map_err(|e| {
         format!(
             "Could not parse a stream event ({e}): {}",
@@ -82,6 +99,10 @@ pub fn parse_event(data: &str, sse_name: &str) -> Result<Option<StreamEvent>, St
                 quote_chunk(data)
             ))
         }
+    };
+    let type_ = match type_map.and_then(|map| map(&type_, &value)) {
+        Some(mapped) => mapped.to_string(),
+        None => type_,
     };
     if !HANDLED_EVENTS.contains(&type_.as_str()) {
         return Ok(None);

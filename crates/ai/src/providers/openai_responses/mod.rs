@@ -48,4 +48,6 @@ pub(crate) enum Endpoint {
     OpenAi,
     /// See [`azure`].
     Azure,
+    /// The ChatGPT (Codex) backend: see [`crate::providers::openai_codex_responses`].
+    Codex,
 }

@@ -31,7 +31,7 @@ pub(crate) fn prepare(
     let compat = ResponsesCompat::for_endpoint(model, endpoint).map_err(error)?;
     let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
     let azure = match endpoint {
-        Endpoint::OpenAi => None,
+        Endpoint::OpenAi | Endpoint::Codex => None,
         Endpoint::Azure => Some(
             azure::AzureTarget::resolve(model, |name| std::env::var(name).ok()).map_err(error)?,
         ),
@@ -48,7 +48,7 @@ pub(crate) fn prepare(
         None => format!("{}/responses", base_url(model, "").map_err(error)?),
     };
     let auth = key.as_ref().map(|key| match endpoint {
-        Endpoint::OpenAi => auth_header(&model.provider, key, |key| {
+        Endpoint::OpenAi | Endpoint::Codex => auth_header(&model.provider, key, |key| {
             (AUTHORIZATION, format!("Bearer {}", key.expose()))
         }),
         Endpoint::Azure => (HeaderName::from_static("api-key"), key.expose().to_string()),
