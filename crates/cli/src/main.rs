@@ -8,6 +8,7 @@ mod context_files;
 mod json_event;
 mod model_choice;
 mod print;
+mod profile;
 mod rpc;
 mod runtime;
 mod session_choice;
