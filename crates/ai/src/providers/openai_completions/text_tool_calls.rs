@@ -130,8 +130,10 @@ pub fn parse_text_tool_calls(text: &str, tool_names: &[&str]) -> Option<Vec<Text
                 rest = &rest[used..];
             }
             None => {
-                prose.push_str(&rest[..line_end]);
-                rest = &rest[line_end..];
+                // A fenced block that is not calls is prose as a whole: what it holds is data.
+                let end = fenced_block_end(rest).unwrap_or(line_end);
+                prose.push_str(&rest[..end]);
+                rest = &rest[end..];
             }
         }
     }
@@ -140,6 +142,14 @@ pub fn parse_text_tool_calls(text: &str, tool_names: &[&str]) -> Option<Vec<Text
         .iter()
         .any(|p| matches!(p, TextPart::Call(..)))
         .then_some(parts)
+}
+
+/// Where the fenced block that `text` opens (at a line start) ends, past its closing fence.
+fn fenced_block_end(text: &str) -> Option<usize> {
+    let after = text.trim_start_matches([' ', '\t']).strip_prefix("```")?;
+    let body_start = text.len() - after.len() + after.find('\n')?;
+    let close = text[body_start..].find("```")?;
+    Some(body_start + close + 3)
 }
 
 fn flush(prose: &mut String, parts: &mut Vec<TextPart>) {
@@ -157,35 +167,33 @@ type Call = (String, Map<String, Value>);
 fn calls_at(text: &str, tool_names: &[&str]) -> Option<(Vec<Call>, usize)> {
     let indent = text.len() - text.trim_start_matches([' ', '\t']).len();
     let start = &text[indent..];
-    let (calls, used) = if let Some(tag) = TAGS
-        .iter()
-        .find(|t| start.starts_with(&format!("<{t}>")))
-    {
-        let inner = &start[tag.len() + 2..];
-        let close = format!("</{tag}>");
-        let (body, used) = match inner.find(&close) {
-            Some(end) => (&inner[..end], end + close.len()),
-            None => (inner, inner.len()),
-        };
-        (segment_calls(body, tool_names)?, tag.len() + 2 + used)
-    } else if let Some(after) = start.strip_prefix("```") {
-        let body_start = after.find('\n')?;
-        let language = after[..body_start].trim();
-        let known = ["", "json", "tool_call", "tool_code"];
-        if !known.iter().any(|k| language.eq_ignore_ascii_case(k)) {
+    let (calls, used) =
+        if let Some(tag) = TAGS.iter().find(|t| start.starts_with(&format!("<{t}>"))) {
+            let inner = &start[tag.len() + 2..];
+            let close = format!("</{tag}>");
+            let (body, used) = match inner.find(&close) {
+                Some(end) => (&inner[..end], end + close.len()),
+                None => (inner, inner.len()),
+            };
+            (segment_calls(body, tool_names)?, tag.len() + 2 + used)
+        } else if let Some(after) = start.strip_prefix("```") {
+            let body_start = after.find('\n')?;
+            let language = after[..body_start].trim();
+            let known = ["", "json", "tool_call", "tool_code"];
+            if !known.iter().any(|k| language.eq_ignore_ascii_case(k)) {
+                return None;
+            }
+            let body = &after[body_start..];
+            let end = body.find("```")?;
+            (
+                segment_calls(&body[..end], tool_names)?,
+                3 + body_start + end + 3,
+            )
+        } else if start.starts_with('{') || start.starts_with('[') {
+            json_calls(start, tool_names)?
+        } else {
             return None;
-        }
-        let body = &after[body_start..];
-        let end = body.find("```")?;
-        (
-            segment_calls(&body[..end], tool_names)?,
-            3 + body_start + end + 3,
-        )
-    } else if start.starts_with('{') || start.starts_with('[') {
-        json_calls(start, tool_names)?
-    } else {
-        return None;
-    };
+        };
     (!calls.is_empty()).then_some((calls, indent + used))
 }
 

@@ -109,7 +109,10 @@ fn detector_streams_plain_lines_and_holds_from_a_possible_call() {
 
     // Prose streams line by line; a fence on a later line is held with what follows.
     let mut d = TextToolCallDetector::default();
-    assert_eq!(d.push("Let me look. {not a line start}\n"), "Let me look. {not a line start}\n");
+    assert_eq!(
+        d.push("Let me look. {not a line start}\n"),
+        "Let me look. {not a line start}\n"
+    );
     assert_eq!(d.push("\n<to"), "\n");
     assert_eq!(d.push("ols>{\"name\""), "");
     assert_eq!(d.push(": 1}</tools>\nmore"), "");
