@@ -118,3 +118,48 @@ fn detector_streams_plain_lines_and_holds_from_a_possible_call() {
     assert_eq!(d.push(": 1}</tools>\nmore"), "");
     assert_eq!(d.take_held(), "<tools>{\"name\": 1}</tools>\nmore");
 }
+
+/// Replies the embedded model (Qwen2.5-Coder-1.5B, llama.cpp) really gave on the tasks of
+/// `tasks/`, recorded through a logging proxy: each line's `calls` is what a reader sees in
+/// the reply (empty: it holds no call), and the parser must find exactly that.
+#[test]
+fn recorded_replies_of_the_embedded_model_are_read_as_recorded() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/local-model/replies.jsonl"
+    );
+    let recorded = std::fs::read_to_string(path).unwrap();
+    let mut checked = 0;
+    for line in recorded.lines().filter(|l| !l.trim().is_empty()) {
+        let entry: Value = serde_json::from_str(line).unwrap();
+        let tools: Vec<&str> = entry["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let reply = entry["text"].as_str().unwrap();
+        let expected: Vec<(String, Map<String, Value>)> = entry["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["arguments"].as_object().unwrap().clone(),
+                )
+            })
+            .collect();
+        let found: Vec<(String, Map<String, Value>)> = parse_text_tool_calls(reply, &tools)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|part| match part {
+                TextPart::Call(name, arguments) => Some((name, arguments)),
+                TextPart::Text(_) => None,
+            })
+            .collect();
+        assert_eq!(found, expected, "{reply}");
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} recorded replies");
+}
