@@ -391,7 +391,7 @@ fn print_summary(tasks: &[Task], agents: &[Agent], scores: &[Vec<Score>], took: 
             .iter()
             .map(|row| median(&mut row[a].times.clone()))
             .collect();
-        let pct = if runs == 0 { 0 } else { passed * 100 / runs };
+        let pct = (passed * 100).checked_div(runs).unwrap_or(0);
         total.push_str(&format!(
             " {passed}/{runs} {pct}% {:.1}s |",
             median(&mut medians)
