@@ -11,6 +11,7 @@
 //! - `pi-reqdiff`: what oxpi sends against what pi-ai 1.6.0 sends, request for request.
 //! - `build-cost`: a user's first build of oxpi-ai (fresh crate, empty target), timed.
 //! - `models`: regenerate oxpi-ai's model catalogue from pi-ai's published list.
+//! - `tasks`: the coding tasks of `tasks/` through `oxpi -p` (and `pi -p`) on the embedded model.
 
 mod args;
 mod bench;
@@ -22,6 +23,7 @@ mod local_model;
 mod models;
 mod pi_replay;
 mod pi_reqdiff;
+mod tasks;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,6 +41,7 @@ Commands:
   pi-reqdiff    Compare the requests oxpi and pi-ai 1.6.0 send for the same cases (needs Node)
   build-cost    Time a user's first build of oxpi-ai (fresh crate, empty target, debug + release)
   models        Regenerate crates/ai/data/models.json from pi-ai's model list (needs Node)
+  tasks         Run the coding tasks of tasks/ through oxpi -p (and pi -p with --pi) on the embedded model
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
@@ -67,6 +70,8 @@ enum Command {
     BuildCost(build_cost::Options),
     /// `models`.
     Models(models::Options),
+    /// `tasks`.
+    Tasks(tasks::Options),
 }
 
 /// Parses the arguments after the program name.
@@ -87,6 +92,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "pi-reqdiff" => pi_reqdiff::Options::parse(rest).map(Command::PiReqdiff),
         "build-cost" => build_cost::Options::parse(rest).map(Command::BuildCost),
         "models" => models::Options::parse(rest).map(Command::Models),
+        "tasks" => tasks::Options::parse(rest).map(Command::Tasks),
         other => Err(format!("unknown command `{other}`")),
     }
 }
@@ -135,6 +141,7 @@ fn main() -> ExitCode {
         }
         Command::BuildCost(options) => build_cost::run(&workspace_root(), options),
         Command::Models(options) => models::run(&workspace_root(), options),
+        Command::Tasks(options) => runtime.block_on(tasks::run(&workspace_root(), options)),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

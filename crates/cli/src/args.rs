@@ -82,6 +82,10 @@ pub(crate) struct Args {
     /// Session display name.
     #[arg(short = 'n', long = "name")]
     pub name: Option<String>,
+    /// What the command tells the model: `small` (a short system prompt, tool calls read from
+    /// text, temperature 0; the default on the embedded model) or `default` (pi's).
+    #[arg(long = "prompt-profile", value_enum)]
+    pub prompt_profile: Option<crate::profile::PromptProfile>,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,

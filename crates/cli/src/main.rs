@@ -9,6 +9,7 @@ mod interactive;
 mod json_event;
 mod model_choice;
 mod print;
+mod profile;
 mod rpc;
 mod runtime;
 mod session_choice;

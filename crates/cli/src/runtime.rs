@@ -20,6 +20,7 @@ use crate::auth_file::AuthKeys;
 use crate::compact::{Compacting, CountedSummarizer};
 use crate::context_files::{self, PromptParts};
 use crate::model_choice::{self, ModelFlags, Target};
+use crate::profile;
 use crate::session_choice::{self, SessionFlags};
 use crate::tool_choice;
 
@@ -154,6 +155,7 @@ impl Runtime {
             base_url: args.base_url.clone(),
         };
         let choice = model_choice::choose(&flags, &auth, &process_env).map_err(SetupError::from)?;
+        let profile = profile::choose(args.prompt_profile, choice.target == Target::Embedded);
         let (model, api_key, server) = match choice.target {
             Target::Remote { model, api_key } => (*model, api_key, None),
             Target::Embedded => {
@@ -164,6 +166,7 @@ impl Runtime {
                 (server.model(), None, Some(server))
             }
         };
+        let model = profile.model(model);
         let default_level = if model.reasoning {
             ThinkingLevel::Medium
         } else {
@@ -186,7 +189,8 @@ impl Runtime {
             custom: args
                 .system_prompt
                 .as_deref()
-                .map(context_files::text_or_file),
+                .map(context_files::text_or_file)
+                .or_else(|| profile.preamble().map(str::to_string)),
             append: args
                 .append_system_prompt
                 .iter()
@@ -235,7 +239,7 @@ impl Runtime {
         let auto_compaction = Arc::new(AtomicBool::new(true));
         let mut options = AgentOptions::new(model)
             .with_tools(tools)
-            .with_stream_options(StreamOptions::default())
+            .with_stream_options(profile.stream_options())
             .with_get_api_key(move |provider| {
                 let key = lookup.key_for(provider);
                 async move { Ok(key) }

@@ -49,7 +49,10 @@ os._exit(0)
 "#;
 
 /// A running local model server. Dropping it kills the process; prefer [`shutdown`](Self::shutdown).
+/// Keep it alive as long as its [`model`](Self::model) is used: a request after the drop fails
+/// with a connection error that names this cause.
 #[derive(Debug)]
+#[must_use = "the model server stops when this value is dropped"]
 pub struct LocalServer {
     child: Option<Child>,
     stdin: Option<ChildStdin>,

@@ -297,3 +297,51 @@ async fn real_model_answers() {
     assert!(!text.trim().is_empty(), "{reply}");
     server.shutdown().await.unwrap();
 }
+
+/// Issue 39, trap 7: `start(..).await?.model()` drops the server at once; the request that
+/// follows must say so instead of a bare "Connection refused".
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_request_after_the_server_was_dropped_names_the_cause() {
+    if !has_python() {
+        return;
+    }
+    let port = free_port().unwrap();
+    let mut cmd = Command::new("python3");
+    cmd.arg("-c").arg(FAKE_SERVER_PY).arg(port.to_string());
+    let model = local_model(
+        &LocalModelConfig::new("/h"),
+        &installed(Engine::LlamaServer {
+            path: PathBuf::from("/bin/llama-server"),
+        }),
+        port,
+    );
+    let server = launch(cmd, port, model, Duration::from_secs(20))
+        .await
+        .unwrap();
+    let model = server.model();
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "port {port} still open after drop"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let context = oxpi_ai::Context::new("").with_message(oxpi_ai::Message::user("hi"));
+    let mut options = oxpi_ai::StreamOptions::default();
+    options.max_retries = 0;
+    let reply = oxpi_ai::complete(&model, &context, options).await;
+    let text = reply.error_message.unwrap_or_default();
+    assert!(text.starts_with("connection error: "), "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "(the embedded model's server at http://127.0.0.1:{port}/v1 is not running: it stops \
+             when the LocalServer returned by oxpi_local::start is dropped, so keep that value \
+             alive as long as its model is used, e.g. `let server = oxpi_local::start(..).await?; \
+             let model = server.model();`)"
+        )),
+        "{text}"
+    );
+}

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::compat::OpenAiCompat;
-use super::text_tool_calls::{parse_text_tool_calls, TextToolCallDetector};
+use super::text_tool_calls::{parse_text_tool_calls, TextPart, TextToolCallDetector};
 use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, FinishReason, Text};
 use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
@@ -263,8 +263,9 @@ impl ChunkProcessor {
         usage
     }
 
-    /// Releases text held for tool-call detection: as tool calls when the whole reply is calls
-    /// to offered tools, else as text. Returns true when it produced tool calls.
+    /// Releases text held for tool-call detection: its calls to offered tools as tool calls and
+    /// the prose around them as text, or all of it as text when it holds no call. Returns true
+    /// when it produced tool calls.
     async fn release_held_text(&mut self) -> bool {
         let Some(detector) = &mut self.text_calls else {
             return false;
@@ -274,21 +275,22 @@ impl ChunkProcessor {
             return false;
         }
         let names: Vec<&str> = self.tool_names.iter().map(String::as_str).collect();
-        match parse_text_tool_calls(&held, &names) {
-            Some(calls) => {
-                for (name, arguments) in calls {
+        let Some(parts) = parse_text_tool_calls(&held, &names) else {
+            self.out.text(&held).await;
+            return false;
+        };
+        for part in parts {
+            match part {
+                TextPart::Text(text) => self.out.text(&text).await,
+                TextPart::Call(name, arguments) => {
                     self.out.tool_call_start(generate_call_id(), name).await;
                     self.out
                         .tool_call_delta(&Value::Object(arguments).to_string())
                         .await;
                 }
-                true
-            }
-            _ => {
-                self.out.text(&held).await;
-                false
             }
         }
+        true
     }
 
     /// Ends the reply after `[DONE]` or the end of the body. No finish_reason → error.

@@ -218,7 +218,11 @@ async fn try_open(
             return Err(Attempt::Retryable {
                 failure: Failure::new(
                     FailureKind::Connection,
-                    format!("connection error: {}", error_chain(&e)),
+                    format!(
+                        "connection error: {}{}",
+                        error_chain(&e),
+                        local_server_hint(model, e.is_connect())
+                    ),
                 ),
                 retry_after: None,
             })
@@ -353,6 +357,22 @@ pub async fn sleep_unless_cancelled(delay: Duration, cancel: &CancellationToken)
         _ = cancel.cancelled() => false,
         _ = tokio::time::sleep(delay) => true,
     }
+}
+
+/// What a refused connection to the embedded model means: its server (`oxpi_local`'s
+/// `LocalServer`, which names its models' provider `local`) has stopped, most often because
+/// the handle was dropped while its model was still in use.
+pub(crate) fn local_server_hint(model: &Model, connect_failed: bool) -> String {
+    if model.provider != "local" || !connect_failed {
+        return String::new();
+    }
+    format!(
+        " (the embedded model's server at {} is not running: it stops when the LocalServer \
+         returned by oxpi_local::start is dropped, so keep that value alive as long as its \
+         model is used, e.g. `let server = oxpi_local::start(..).await?; let model = \
+         server.model();`)",
+        model.base_url
+    )
 }
 
 #[cfg(test)]

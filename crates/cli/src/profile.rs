@@ -1,0 +1,103 @@
+//! Prompt profiles: what the command tells a class of models. `default` is pi's behaviour;
+//! `small` is for small local models (the embedded Qwen2.5-Coder-1.5B, or one behind
+//! llama.cpp, Ollama or vLLM): a short system prompt such a model follows, tool calls read from
+//! its text (`compat.toolCallsInText`) and greedy sampling (temperature 0). The embedded model
+//! gets `small` unless `--prompt-profile` says otherwise.
+
+use clap::ValueEnum;
+use oxpi_ai::{Model, StreamOptions};
+
+/// A class of models and what the command sends it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PromptProfile {
+    /// pi's system prompt and sampling.
+    Default,
+    /// Small local models: a short prompt, text tool calls, temperature 0.
+    Small,
+}
+
+/// The system prompt's first section under `small`. Measured on the embedded model (greedy) on
+/// `tasks/01-cargo-version` (`fixtures/local-model/replies.jsonl`): a preamble that only said
+/// "read files or run commands instead of guessing" got a guessed version (4 of 4 requests);
+/// this one, which says the model cannot see a file it has not read, got a `read` call.
+pub(crate) const SMALL_PREAMBLE: &str = "You are a coding assistant working in the user's \
+project directory. You cannot see any file until you read it with a tool, so never answer from \
+memory: first reply with a tool call only (read a file, or run a command with bash). Make one \
+tool call per reply. When the tool results answer the question or the task is done, reply with \
+the answer only.";
+
+/// The profile of a run: the flag's, else `small` for the embedded model and `default` for
+/// every other.
+pub(crate) fn choose(flag: Option<PromptProfile>, embedded: bool) -> PromptProfile {
+    flag.unwrap_or(if embedded {
+        PromptProfile::Small
+    } else {
+        PromptProfile::Default
+    })
+}
+
+impl PromptProfile {
+    /// The system prompt's first section, when the profile replaces pi's.
+    pub(crate) fn preamble(self) -> Option<&'static str> {
+        match self {
+            Self::Default => None,
+            Self::Small => Some(SMALL_PREAMBLE),
+        }
+    }
+
+    /// `model` as the profile sends it: under `small`, tool calls are also read from its text.
+    pub(crate) fn model(self, mut model: Model) -> Model {
+        if self == Self::Small {
+            let mut compat = match model.compat.take() {
+                Some(serde_json::Value::Object(map)) => map,
+                _ => serde_json::Map::new(),
+            };
+            compat.insert("toolCallsInText".into(), true.into());
+            model.compat = Some(serde_json::Value::Object(compat));
+        }
+        model
+    }
+
+    /// The stream options of each request: under `small`, greedy sampling.
+    pub(crate) fn stream_options(self) -> StreamOptions {
+        match self {
+            Self::Default => StreamOptions::default(),
+            Self::Small => StreamOptions::default().with_temperature(0.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_model_gets_small_unless_the_flag_says_otherwise() {
+        assert_eq!(choose(None, true), PromptProfile::Small);
+        assert_eq!(choose(None, false), PromptProfile::Default);
+        assert_eq!(
+            choose(Some(PromptProfile::Default), true),
+            PromptProfile::Default
+        );
+        assert_eq!(
+            choose(Some(PromptProfile::Small), false),
+            PromptProfile::Small
+        );
+    }
+
+    #[test]
+    fn small_reads_text_tool_calls_keeps_other_compat_and_samples_greedily() {
+        let mut model = Model::openai_compatible("http://127.0.0.1:9/v1", "qwen");
+        model.compat = Some(serde_json::json!({"supportsUsageInStreaming": true}));
+        let small = PromptProfile::Small.model(model.clone());
+        assert_eq!(
+            small.compat,
+            Some(serde_json::json!({"supportsUsageInStreaming": true, "toolCallsInText": true}))
+        );
+        assert_eq!(PromptProfile::Default.model(model.clone()), model);
+        assert_eq!(PromptProfile::Small.stream_options().temperature, Some(0.0));
+        assert_eq!(PromptProfile::Default.stream_options().temperature, None);
+        assert_eq!(PromptProfile::Small.preamble(), Some(SMALL_PREAMBLE));
+        assert_eq!(PromptProfile::Default.preamble(), None);
+    }
+}

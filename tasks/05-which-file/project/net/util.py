@@ -1,0 +1,2 @@
+def join(parts):
+    return "/".join(parts)

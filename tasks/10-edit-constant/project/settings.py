@@ -1,0 +1,3 @@
+TIMEOUT = 30
+MAX_RETRIES = 3
+DEBUG = False
