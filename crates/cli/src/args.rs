@@ -82,6 +82,17 @@ pub(crate) struct Args {
     /// Session display name.
     #[arg(short = 'n', long = "name")]
     pub name: Option<String>,
+    /// How the tools are confined: `workspace` (the working directory; bash refused where the
+    /// kernel cannot enforce it), `best-effort`, or `none` (pi's tools: any path). Default: the
+    /// `oxpi.sandbox` setting, else `workspace`.
+    #[arg(long, value_enum)]
+    pub sandbox: Option<crate::config::settings::SandboxMode>,
+    /// Trust the project for this run (its .pi settings, skills, templates, SYSTEM.md load).
+    #[arg(long, conflicts_with = "no_approve")]
+    pub approve: bool,
+    /// Do not trust the project for this run.
+    #[arg(long = "no-approve")]
+    pub no_approve: bool,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,

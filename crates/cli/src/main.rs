@@ -4,6 +4,7 @@
 mod args;
 mod auth_file;
 mod compact;
+mod config;
 mod context_files;
 mod json_event;
 mod model_choice;

@@ -17,6 +17,8 @@ use oxpi_session::{
 
 use crate::args::Args;
 use crate::auth_file::AuthKeys;
+use crate::config::run::RunConfig;
+use crate::config::settings::SandboxMode;
 use crate::context_files::{self, PromptParts};
 use crate::model_choice::{self, ModelFlags, Target};
 use crate::session_choice::{self, SessionFlags};
@@ -77,6 +79,10 @@ pub(crate) struct Runtime {
     pub auto_compaction: Arc<AtomicBool>,
     /// The embedded model's server, kept running while the run lasts.
     pub server: Mutex<Option<oxpi_local::LocalServer>>,
+    /// The retry policy of the settings (`retry.*`), what RPC `set_auto_retry` turns back on.
+    pub retry: RetryPolicy,
+    /// The settings of the run (pi's files, read once).
+    pub config: RunConfig,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,6 +132,23 @@ fn switchable_compaction(
     options
 }
 
+/// The names of `list` oxpi has as built-in tools; the others (pi's `codemode`,
+/// `tool_search`, `powershell`, extension tools) are left out with a warning on stderr.
+fn known_tools(list: &[String]) -> Vec<String> {
+    list.iter()
+        .filter(|name| {
+            let known = tool_choice::BUILTIN_TOOLS.contains(&name.as_str());
+            if !known {
+                eprintln!(
+                    "Warning: defaultTools names {name:?}, which oxpi does not have; left out"
+                );
+            }
+            known
+        })
+        .cloned()
+        .collect()
+}
+
 impl Runtime {
     /// Sets up everything `args` asks for.
     pub(crate) async fn setup(args: &Args) -> Result<Arc<Self>, SetupError> {
@@ -136,13 +159,23 @@ impl Runtime {
             Some(dir) => AuthKeys::load(dir).map_err(SetupError::from)?,
             None => AuthKeys::default(),
         };
-        let flags = ModelFlags {
+        let approve = match (args.approve, args.no_approve) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        let mut config = RunConfig::load(agent_dir.as_deref(), &cwd, approve);
+        for warning in config.warnings() {
+            eprintln!("{warning}");
+        }
+        let given = ModelFlags {
             provider: args.provider.clone(),
             model: args.model.clone(),
             thinking: args.thinking.clone(),
             api_key: args.api_key.clone(),
             base_url: args.base_url.clone(),
         };
+        let flags = config.model_flags(&given, &auth, &process_env);
         let choice = model_choice::choose(&flags, &auth, &process_env).map_err(SetupError::from)?;
         let (model, api_key, server) = match choice.target {
             Target::Remote { model, api_key } => (*model, api_key, None),
@@ -159,12 +192,31 @@ impl Runtime {
         } else {
             ThinkingLevel::Off
         };
-        let thinking = effective_thinking(&model, choice.thinking.unwrap_or(default_level));
+        let asked = choice.thinking.or_else(|| config.thinking_for(&model));
+        let thinking = effective_thinking(&model, asked.unwrap_or(default_level));
 
-        let names =
-            tool_choice::select(args.tools.as_deref(), args.no_tools).map_err(SetupError::from)?;
-        let workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
-        let tools = tool_choice::build(&names, &workspace).map_err(SetupError::from)?;
+        let defaults = match &config.default_tools {
+            Some(list) => known_tools(list),
+            None => tool_choice::DEFAULT_TOOLS.map(String::from).to_vec(),
+        };
+        let names = tool_choice::select_from(args.tools.as_deref(), args.no_tools, &defaults)
+            .map_err(SetupError::from)?;
+        let sandbox_mode = config.sandbox(args.sandbox);
+        let mut workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
+        let sandbox = match sandbox_mode {
+            SandboxMode::Workspace => oxpi_tools::Sandbox::workspace(),
+            SandboxMode::BestEffort => oxpi_tools::Sandbox::best_effort(),
+            SandboxMode::None => {
+                workspace = workspace.unconfined();
+                oxpi_tools::Sandbox::None
+            }
+        };
+        let bash = tool_choice::BashSetup {
+            sandbox,
+            shell: config.shell_path.clone(),
+            command_prefix: config.shell_command_prefix.clone(),
+        };
+        let tools = tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?;
         let tools_workspace = workspace.clone();
         let files = if args.no_context_files {
             Vec::new()
@@ -197,7 +249,7 @@ impl Runtime {
             continue_recent: args.continue_session,
             session: args.session.clone(),
             fork: args.fork.clone(),
-            session_dir: args.session_dir.clone(),
+            session_dir: config.session_dir(args.session_dir.as_deref(), &process_env),
             no_session: args.no_session,
             name: args.name.clone(),
         };
@@ -213,11 +265,14 @@ impl Runtime {
         let lookup = keys.clone();
         let mut summary_options = StreamOptions::default();
         summary_options.api_key = keys.key_for(&model.provider);
+        let compaction = config.compaction_for(&model);
+        let auto_compaction = Arc::new(AtomicBool::new(compaction.enabled));
         let auto = AutoCompaction::new(
             &model,
             ModelSummarizer::new(model.clone()).with_options(summary_options),
-        );
-        let auto_compaction = Arc::new(AtomicBool::new(true));
+        )
+        .with_settings(compaction.enabled(true));
+        let retry = config.retry.clone().unwrap_or_else(retry_policy);
         let mut options = AgentOptions::new(model)
             .with_tools(tools)
             .with_stream_options(StreamOptions::default())
@@ -225,8 +280,10 @@ impl Runtime {
                 let key = lookup.key_for(provider);
                 async move { Ok(key) }
             })
-            .with_retry(retry_policy())
             .with_session_id(session.session_id().to_string());
+        if let Some(policy) = &config.retry {
+            options = options.with_retry(policy.clone());
+        }
         if let Some(level) = ReasoningLevel::from_thinking_level(thinking) {
             options = options.with_thinking_level(level);
         }
@@ -243,6 +300,8 @@ impl Runtime {
             auto,
             auto_compaction,
             server: Mutex::new(server),
+            retry,
+            config,
         });
         runtime.bind(session)?;
         Ok(runtime)

@@ -262,7 +262,7 @@ async fn dispatch(
             };
             flag.store(enabled, Ordering::SeqCst);
             if kind == "set_auto_retry" {
-                let policy = enabled.then(crate::runtime::retry_policy);
+                let policy = enabled.then(|| rpc.runtime.retry.clone());
                 rpc.runtime.agent.set_retry_policy(policy);
             }
             ok(None)
