@@ -420,6 +420,19 @@ impl Workspace {
         !self.confined || path.starts_with(&self.root)
     }
 
+    /// The directory to open `resolved` beneath and its path from there: the root, or (in an
+    /// unconfined workspace) the file system's root for a path outside it.
+    pub(crate) fn anchor<'a>(&'a self, resolved: &'a Path) -> Option<(&'a Path, &'a Path)> {
+        if let Ok(relative) = resolved.strip_prefix(&self.root) {
+            return Some((&self.root, relative));
+        }
+        if self.confined {
+            return None;
+        }
+        let top = resolved.ancestors().last()?;
+        Some((top, resolved.strip_prefix(top).ok()?))
+    }
+
     /// Whether `path` (canonical) lies inside the root or a read-only root.
     pub(crate) fn contains_readable(&self, path: &Path) -> bool {
         self.contains(path) || self.read_roots.iter().any(|r| path.starts_with(r))

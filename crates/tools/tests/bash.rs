@@ -388,3 +388,14 @@ async fn a_timeout_after_the_shell_exited_says_so() {
     kill(looping);
     assert!(dead, "the background loop survived the timeout");
 }
+
+#[tokio::test]
+async fn a_command_prefix_runs_first_on_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        tool(&dir).command_prefix("shopt -s expand_aliases; alias hi='echo prefixed'"),
+        json!({"command": "hi"}),
+    )
+    .await;
+    assert_eq!(out.text(), "prefixed\n");
+}
