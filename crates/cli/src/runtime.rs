@@ -17,20 +17,23 @@ use oxpi_session::{
 
 use crate::args::Args;
 use crate::auth_file::AuthKeys;
+use crate::config::models_json::CustomModels;
 use crate::config::run::RunConfig;
 use crate::config::settings::SandboxMode;
 use crate::context_files::{self, PromptParts};
-use crate::model_choice::{self, ModelFlags, Target};
+use crate::model_choice::{ModelFlags, Target};
 use crate::session_choice::{self, SessionFlags};
 use crate::tool_choice;
 
-/// The keys of a run: `--api-key` for the chosen model's provider, else `auth.json`; `None`
-/// lets oxpi-ai read the provider's environment variables.
+/// The keys of a run: `--api-key` for the chosen model's provider, else `auth.json`, else
+/// `models.json`'s `apiKey` (pi's order); `None` lets oxpi-ai read the provider's environment
+/// variables.
 #[derive(Debug, Clone)]
 struct Keys {
     provider: String,
     given: Option<ApiKey>,
     auth: AuthKeys,
+    custom: Arc<CustomModels>,
 }
 
 impl Keys {
@@ -40,7 +43,11 @@ impl Keys {
                 return Some(key.clone());
             }
         }
-        self.auth.get(provider).map(ApiKey::new)
+        self.auth
+            .get(provider)
+            .map(str::to_string)
+            .or_else(|| self.custom.api_key(provider, &process_env))
+            .map(ApiKey::new)
     }
 }
 
@@ -168,6 +175,10 @@ impl Runtime {
         for warning in config.warnings() {
             eprintln!("{warning}");
         }
+        let custom = Arc::new(CustomModels::load(agent_dir.as_deref(), &process_env));
+        for error in &custom.errors {
+            eprintln!("Warning: {error}");
+        }
         let given = ModelFlags {
             provider: args.provider.clone(),
             model: args.model.clone(),
@@ -175,8 +186,9 @@ impl Runtime {
             api_key: args.api_key.clone(),
             base_url: args.base_url.clone(),
         };
-        let flags = config.model_flags(&given, &auth, &process_env);
-        let choice = model_choice::choose(&flags, &auth, &process_env).map_err(SetupError::from)?;
+        let flags = config.model_flags(&given, &custom, &auth, &process_env);
+        let choice = crate::config::run::choose_model(&flags, &custom, &auth, &process_env)
+            .map_err(SetupError::from)?;
         let (model, api_key, server) = match choice.target {
             Target::Remote { model, api_key } => (*model, api_key, None),
             Target::Embedded => {
@@ -261,6 +273,7 @@ impl Runtime {
             provider: model.provider.clone(),
             given: api_key.clone(),
             auth: auth.clone(),
+            custom,
         };
         let lookup = keys.clone();
         let mut summary_options = StreamOptions::default();

@@ -3,6 +3,7 @@
 //! share (`json_file.rs`).
 
 pub(crate) mod json_file;
+pub(crate) mod models_json;
 pub(crate) mod run;
 pub(crate) mod settings;
 pub(crate) mod trust;

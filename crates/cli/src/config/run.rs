@@ -10,9 +10,10 @@ use oxpi_agent_core::RetryPolicy;
 use oxpi_ai::{Model, ThinkingLevel};
 use oxpi_session::CompactionSettings;
 
+use super::models_json::CustomModels;
 use super::settings::{Compaction, SandboxMode, Settings};
 use crate::auth_file::AuthKeys;
-use crate::model_choice::{self, ModelFlags};
+use crate::model_choice::{self, Choice, ChoiceError, ModelFlags, Target};
 
 /// What a bash refusal says about turning the sandbox off (oxpi's option and setting).
 pub(crate) const SANDBOX_ADVICE: &str = "To run commands here anyway, start oxpi with \
@@ -84,19 +85,22 @@ impl RunConfig {
     pub(crate) fn model_flags(
         &mut self,
         flags: &ModelFlags,
+        custom: &CustomModels,
         auth: &AuthKeys,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> ModelFlags {
         if flags.provider.is_some() || flags.model.is_some() || flags.base_url.is_some() {
             return flags.clone();
         }
-        let has_key = |provider: &str| model_choice::has_credentials(provider, auth, env);
+        let has_key = |provider: &str| {
+            model_choice::has_credentials(provider, auth, env) || custom.has_key(provider, env)
+        };
         for pattern in self.settings.enabled_models().unwrap_or_default() {
             let (name, level) = match pattern.rsplit_once(':') {
                 Some((name, l)) if ThinkingLevel::parse(l).is_some() => (name, Some(l)),
                 _ => (pattern.as_str(), None),
             };
-            if let Some(model) = resolve_exact(name).filter(|m| has_key(&m.provider)) {
+            if let Some(model) = resolve_exact(name, custom).filter(|m| has_key(&m.provider)) {
                 let mut out = flags.clone();
                 out.provider = Some(model.provider.clone());
                 out.model = Some(match level {
@@ -109,7 +113,9 @@ impl RunConfig {
         let provider = self.settings.default_provider();
         let model = self.settings.default_model();
         if let (Some(provider), Some(id)) = (provider, model) {
-            if oxpi_ai::models::model_for(&provider, &id).is_some() && has_key(&provider) {
+            let known = custom.get(&provider, &id).is_some()
+                || oxpi_ai::models::model_for(&provider, &id).is_some();
+            if known && has_key(&provider) {
                 let mut out = flags.clone();
                 out.provider = Some(provider);
                 out.model = Some(id);
@@ -158,8 +164,17 @@ impl RunConfig {
     }
 }
 
-/// A model named exactly: `provider/id`, else an id only one provider offers.
-fn resolve_exact(name: &str) -> Option<Model> {
+/// A model named exactly: `provider/id`, else an id only one provider offers (models.json's
+/// first).
+fn resolve_exact(name: &str, custom: &CustomModels) -> Option<Model> {
+    if let Some((provider, id)) = name.split_once('/') {
+        if let Some(model) = custom.get(provider, id) {
+            return Some(model.clone());
+        }
+    }
+    if let Some(model) = custom.models.iter().find(|m| m.id == name) {
+        return Some(model.clone());
+    }
     if let Some((provider, id)) = name.split_once('/') {
         if let Some(model) = oxpi_ai::models::model_for(provider, id) {
             return Some(model);
@@ -172,4 +187,61 @@ fn resolve_exact(name: &str) -> Option<Model> {
         (Some(one), None) => Some(one.clone()),
         _ => None,
     }
+}
+
+/// The model of `flags` with `models.json` first: a model it defines (`--model
+/// provider/id`, `--provider p --model id`, or an id only it has), else oxpi's catalogue with
+/// the file's changes to the built-in provider applied.
+pub(crate) fn choose_model(
+    flags: &ModelFlags,
+    custom: &CustomModels,
+    auth: &AuthKeys,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Choice, ChoiceError> {
+    if flags.base_url.is_none() {
+        let (pattern, level) = match flags.model.as_deref() {
+            Some(m) => match m.rsplit_once(':') {
+                Some((id, l)) if ThinkingLevel::parse(l).is_some() => {
+                    (Some(id), ThinkingLevel::parse(l))
+                }
+                _ => (Some(m), None),
+            },
+            None => (None, None),
+        };
+        let found = match (&flags.provider, pattern) {
+            (Some(p), Some(id)) => custom.get(p, id).cloned(),
+            (Some(p), None) => custom.models.iter().find(|m| &m.provider == p).cloned(),
+            (None, Some(name)) => {
+                resolve_exact(name, custom).filter(|m| custom.get(&m.provider, &m.id).is_some())
+            }
+            (None, None) => None,
+        };
+        if let Some(model) = found {
+            let thinking = match &flags.thinking {
+                Some(t) => {
+                    Some(ThinkingLevel::parse(t).ok_or_else(|| ChoiceError::Thinking(t.clone()))?)
+                }
+                None => level,
+            };
+            let api_key = flags
+                .api_key
+                .clone()
+                .or_else(|| auth.get(&model.provider).map(str::to_string))
+                .map(oxpi_ai::ApiKey::new);
+            return Ok(Choice {
+                target: Target::Remote {
+                    model: Box::new(model),
+                    api_key,
+                },
+                thinking,
+            });
+        }
+    }
+    let mut choice = model_choice::choose(flags, auth, env)?;
+    if let Target::Remote { model, .. } = &mut choice.target {
+        if flags.base_url.is_none() {
+            custom.adjust(model);
+        }
+    }
+    Ok(choice)
 }
