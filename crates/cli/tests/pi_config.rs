@@ -1,0 +1,156 @@
+//! pi's configuration read by `oxpi`: with no model flags, `settings.json` and `models.json` in
+//! the agent directory choose the model (a custom provider), `defaultTools` the tools; broken
+//! files give warnings naming file, line and field, never a failure. Then pi-coding-agent 1.6
+//! and `oxpi` on the same agent directory and project: their first requests to the same
+//! scripted server are compared (endpoint, model, key, tools, the user message). The
+//! comparison skips with a line saying so when Node is missing.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::pi;
+use common::*;
+use oxpi_testkit::Recorded;
+use serde_json::{json, Value};
+
+/// `<home>/.pi/agent` with pi's `models.json` for the scripted server and `settings`.
+fn configure(d: &Dirs, server: &oxpi_testkit::TestServer, settings: &Value) {
+    pi::configure(&d.home, server.base_url());
+    let agent = d.home.join(".pi/agent");
+    std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+}
+
+/// What is compared of a first request.
+fn summary(request: &Recorded) -> Value {
+    let body = request.json();
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "path": request.path,
+        "authorization": request.header("authorization"),
+        "model": body["model"],
+        "tools": tools,
+        "user": last_user_text(request),
+    })
+}
+
+fn pi_settings() -> Value {
+    json!({
+        "defaultProvider": "scripted",
+        "defaultModel": "scripted-1",
+        "defaultTools": ["read", "ls", "+grep", "-ls"],
+        "someKeyPiDoesNotKnow": {"x": 1},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_and_models_json_choose_the_model_and_tools() {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let mut command = oxpi(&d);
+    command.args(["-p", "hello"]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "Echo: hello\n");
+    assert_eq!(out.stderr, "", "an unknown key is no warning");
+    let requests = server.requests();
+    assert_eq!(
+        summary(&requests[0]),
+        json!({"path": "/v1/chat/completions", "authorization": "Bearer scripted-key",
+               "model": "scripted-1", "tools": ["read", "grep"], "user": "hello"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_settings_are_warnings_naming_file_line_and_field() {
+    let d = dirs();
+    let server = scripted_server().await;
+    let mut settings = pi_settings();
+    settings["compaction"] = json!({"enabled": "yes"});
+    configure(&d, &server, &settings);
+    std::fs::create_dir_all(d.project.join(".pi")).unwrap();
+    let project = d.project.join(".pi/settings.json");
+    std::fs::write(&project, "{\n  \"defaultModel\": \"x\",\n}").unwrap();
+    let global = d.home.join(".pi/agent/settings.json");
+
+    // Untrusted (no trust.json, defaultProjectTrust "ask"): the project file is not read.
+    let mut command = oxpi(&d);
+    command.args(["-p", "hello"]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Warning: Invalid settings file {}: compaction.enabled must be a boolean, found a \
+             string (\"yes\"); the default is used\n",
+            global.display()
+        )
+    );
+
+    // Trusted for this run: the broken project file is a warning; the global one still counts.
+    let mut command = oxpi(&d);
+    command.args(["--approve", "-p", "hello"]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        out.stderr.lines().next().unwrap(),
+        format!(
+            "Warning: Invalid settings file {}:3:1: invalid JSON: trailing comma; its settings \
+             are ignored",
+            project.display()
+        )
+    );
+    assert_eq!(summary(&server.requests()[1])["model"], "scripted-1");
+}
+
+async fn pi_first_request(prefix: &std::path::Path, prompt: &str) -> Value {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let mut command = tokio::process::Command::new(pi::node(prefix));
+    command
+        .arg(pi::cli(prefix))
+        .args(["-p", prompt])
+        .current_dir(&d.project)
+        .env("HOME", &d.home)
+        .env("PI_OFFLINE", "1")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "pi failed: {}", out.stderr);
+    summary(&server.requests()[0])
+}
+
+async fn oxpi_first_request(prompt: &str) -> Value {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let mut command = oxpi(&d);
+    command.args(["-p", prompt]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "oxpi failed: {}", out.stderr);
+    summary(&server.requests()[0])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
+    let Some(prefix) =
+        pi::pi("pi_and_oxpi_send_the_same_first_request_from_the_same_configuration")
+    else {
+        return;
+    };
+    let theirs = pi_first_request(&prefix, "hello").await;
+    let ours = oxpi_first_request("hello").await;
+    assert_eq!(ours, theirs);
+}
