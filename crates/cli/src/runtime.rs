@@ -235,16 +235,20 @@ impl Runtime {
         } else {
             context_files::load(&cwd, agent_dir.as_deref())
         };
+        let trusted = config.settings.project_trusted;
         let parts = PromptParts {
-            custom: args
-                .system_prompt
-                .as_deref()
-                .map(context_files::text_or_file),
-            append: args
-                .append_system_prompt
-                .iter()
-                .map(|a| context_files::text_or_file(a))
-                .collect(),
+            custom: crate::config::system_md::system_prompt(
+                args.system_prompt.as_deref(),
+                &cwd,
+                agent_dir.as_deref(),
+                trusted,
+            ),
+            append: crate::config::system_md::append(
+                &args.append_system_prompt,
+                &cwd,
+                agent_dir.as_deref(),
+                trusted,
+            ),
             tools: names,
         };
         let sections = context_files::system_sections(&parts, &files, &cwd);

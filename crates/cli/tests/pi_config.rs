@@ -19,6 +19,8 @@ fn configure(d: &Dirs, server: &oxpi_testkit::TestServer, settings: &Value) {
     pi::configure(&d.home, server.base_url());
     let agent = d.home.join(".pi/agent");
     std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    std::fs::write(agent.join("SYSTEM.md"), "You are the configured assistant.").unwrap();
+    std::fs::write(agent.join("APPEND_SYSTEM.md"), "Always be brief.").unwrap();
 }
 
 /// What is compared of a first request.
@@ -39,6 +41,15 @@ fn summary(request: &Recorded) -> Value {
         "tools": tools,
         "user": last_user_text(request),
     })
+}
+
+/// The request's system prompt (its first message's text).
+fn system_text(request: &Recorded) -> String {
+    let first = &messages(request)[0];
+    match &first["content"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn pi_settings() -> Value {
@@ -129,7 +140,12 @@ async fn pi_first_request(prefix: &std::path::Path, prompt: &str) -> Value {
         .kill_on_drop(true);
     let out = run(command).await;
     assert_eq!(out.code, Some(0), "pi failed: {}", out.stderr);
-    summary(&server.requests()[0])
+    let first = &server.requests()[0];
+    let system = system_text(first);
+    for part in ["You are the configured assistant.", "Always be brief."] {
+        assert!(system.contains(part), "{part:?} not in {system:?}");
+    }
+    summary(first)
 }
 
 async fn oxpi_first_request(prompt: &str) -> Value {
@@ -140,7 +156,12 @@ async fn oxpi_first_request(prompt: &str) -> Value {
     command.args(["-p", prompt]);
     let out = run(command).await;
     assert_eq!(out.code, Some(0), "oxpi failed: {}", out.stderr);
-    summary(&server.requests()[0])
+    let first = &server.requests()[0];
+    let system = system_text(first);
+    for part in ["You are the configured assistant.", "Always be brief."] {
+        assert!(system.contains(part), "{part:?} not in {system:?}");
+    }
+    summary(first)
 }
 
 #[tokio::test(flavor = "multi_thread")]
