@@ -90,6 +90,8 @@ pub(crate) struct Runtime {
     pub retry: RetryPolicy,
     /// The settings of the run (pi's files, read once).
     pub config: RunConfig,
+    /// How `bash` runs (sandbox, `shellPath`, `shellCommandPrefix`), for RPC's `bash` too.
+    pub bash: tool_choice::BashSetup,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -319,6 +321,7 @@ impl Runtime {
             server: Mutex::new(server),
             retry,
             config,
+            bash,
         });
         runtime.bind(session)?;
         Ok(runtime)

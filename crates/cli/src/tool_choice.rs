@@ -126,8 +126,9 @@ pub(crate) fn build(
         .collect()
 }
 
+/// The `bash` tool over `ws` as `setup` says (also what RPC's `bash` command runs).
 #[cfg(unix)]
-fn bash_tool(ws: Workspace, setup: &BashSetup) -> Result<AgentToolHandle, oxpi_tools::SchemaError> {
+pub(crate) fn configured_bash(ws: Workspace, setup: &BashSetup) -> oxpi_tools::BashTool {
     let mut tool = oxpi_tools::BashTool::new(ws)
         .with_sandbox(setup.sandbox.clone())
         .sandbox_advice(crate::config::run::SANDBOX_ADVICE);
@@ -137,7 +138,12 @@ fn bash_tool(ws: Workspace, setup: &BashSetup) -> Result<AgentToolHandle, oxpi_t
     if let Some(prefix) = &setup.command_prefix {
         tool = tool.command_prefix(prefix);
     }
-    AgentToolHandle::new(tool)
+    tool
+}
+
+#[cfg(unix)]
+fn bash_tool(ws: Workspace, setup: &BashSetup) -> Result<AgentToolHandle, oxpi_tools::SchemaError> {
+    AgentToolHandle::new(configured_bash(ws, setup))
 }
 
 #[cfg(test)]
