@@ -93,6 +93,13 @@ pub(crate) struct Args {
     /// Do not trust the project for this run.
     #[arg(long = "no-approve")]
     pub no_approve: bool,
+    /// Load a prompt-template file or directory (repeatable).
+    #[arg(long = "prompt-template")]
+    pub prompt_template: Vec<PathBuf>,
+    /// No discovered or configured prompt templates (also `-np`); `--prompt-template` still
+    /// loads.
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,
@@ -132,6 +139,7 @@ pub(crate) fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
             }
             "-nt" => "--no-tools",
             "-nc" => "--no-context-files",
+            "-np" => "--no-prompt-templates",
             other => other,
         };
         out.push(mapped.to_string());

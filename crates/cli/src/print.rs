@@ -54,7 +54,10 @@ pub(crate) async fn run_print(runtime: &Runtime, prompts: &[String]) -> i32 {
     for prompt in prompts {
         if let Err(e) = runtime
             .agent
-            .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
+            .prompt(
+                runtime
+                    .prompt_messages(crate::runtime::user_message(&runtime.expand_prompt(prompt))),
+            )
             .await
         {
             eprintln!("{e}");
@@ -123,7 +126,10 @@ pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String]) -> i32 {
     for prompt in prompts {
         if let Err(e) = runtime
             .agent
-            .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
+            .prompt(
+                runtime
+                    .prompt_messages(crate::runtime::user_message(&runtime.expand_prompt(prompt))),
+            )
             .await
         {
             eprintln!("{e}");

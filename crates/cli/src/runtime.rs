@@ -92,6 +92,8 @@ pub(crate) struct Runtime {
     pub config: RunConfig,
     /// How `bash` runs (sandbox, `shellPath`, `shellCommandPrefix`), for RPC's `bash` too.
     pub bash: tool_choice::BashSetup,
+    /// The prompt templates (`/name args`).
+    pub templates: Vec<crate::config::templates::PromptTemplate>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -238,6 +240,24 @@ impl Runtime {
             context_files::load(&cwd, agent_dir.as_deref())
         };
         let trusted = config.settings.project_trusted;
+        let mut template_paths = if args.no_prompt_templates {
+            Vec::new()
+        } else {
+            config
+                .settings
+                .resource_paths("prompts", agent_dir.as_deref())
+        };
+        template_paths.extend(args.prompt_template.iter().cloned());
+        let (templates, template_warnings) = crate::config::templates::load(
+            agent_dir.as_deref(),
+            &cwd,
+            trusted,
+            !args.no_prompt_templates,
+            &template_paths,
+        );
+        for warning in template_warnings {
+            eprintln!("Warning: {warning}");
+        }
         let parts = PromptParts {
             custom: crate::config::system_md::system_prompt(
                 args.system_prompt.as_deref(),
@@ -291,7 +311,7 @@ impl Runtime {
             ModelSummarizer::new(model.clone()).with_options(summary_options),
         )
         .with_settings(compaction.enabled(true));
-        let retry = config.retry.clone().unwrap_or_else(retry_policy);
+        let retry = config.retry.unwrap_or_else(retry_policy);
         let mut options = AgentOptions::new(model)
             .with_tools(tools)
             .with_stream_options(StreamOptions::default())
@@ -301,7 +321,7 @@ impl Runtime {
             })
             .with_session_id(session.session_id().to_string());
         if let Some(policy) = &config.retry {
-            options = options.with_retry(policy.clone());
+            options = options.with_retry(*policy);
         }
         if let Some(level) = ReasoningLevel::from_thinking_level(thinking) {
             options = options.with_thinking_level(level);
@@ -322,6 +342,7 @@ impl Runtime {
             retry,
             config,
             bash,
+            templates,
         });
         runtime.bind(session)?;
         Ok(runtime)
@@ -377,6 +398,12 @@ impl Runtime {
         }
         out.push(user);
         out
+    }
+
+    /// `text` with a prompt template expanded when it is `/name args` (pi's
+    /// `expandPromptTemplate`).
+    pub(crate) fn expand_prompt(&self, text: &str) -> String {
+        crate::config::templates::expand(text, &self.templates)
     }
 
     /// The key for requests to `provider` (see [`Keys`]).

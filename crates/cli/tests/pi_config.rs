@@ -21,6 +21,12 @@ fn configure(d: &Dirs, server: &oxpi_testkit::TestServer, settings: &Value) {
     std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
     std::fs::write(agent.join("SYSTEM.md"), "You are the configured assistant.").unwrap();
     std::fs::write(agent.join("APPEND_SYSTEM.md"), "Always be brief.").unwrap();
+    std::fs::create_dir_all(agent.join("prompts")).unwrap();
+    std::fs::write(
+        agent.join("prompts/greet.md"),
+        "---\ndescription: Greet\n---\nSay hello to ${1:-nobody} ($@; ${@:2:1}; $3).",
+    )
+    .unwrap();
 }
 
 /// What is compared of a first request.
@@ -171,7 +177,12 @@ async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
     else {
         return;
     };
-    let theirs = pi_first_request(&prefix, "hello").await;
-    let ours = oxpi_first_request("hello").await;
+    let prompt = r#"/greet "big world" two three"#;
+    let theirs = pi_first_request(&prefix, prompt).await;
+    let ours = oxpi_first_request(prompt).await;
+    assert_eq!(
+        ours["user"], "Say hello to big world (big world two three; two; three).",
+        "the template is expanded"
+    );
     assert_eq!(ours, theirs);
 }

@@ -358,6 +358,47 @@ impl Settings {
         Some(cwd.join(expand_home(&dir)))
     }
 
+    /// A resource list (`prompts`, `skills`) of both files, each path resolved from its file's
+    /// base (the agent directory, or the project's `.pi`); `~` expanded. pi's `!glob`, `+path`
+    /// and `-path` entries are not read (left out).
+    pub(crate) fn resource_paths(&mut self, key: &str, agent_dir: Option<&Path>) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let layers: Vec<(Value, PathBuf, Option<PathBuf>)> =
+            [Some(&self.global), self.project.as_ref()]
+                .into_iter()
+                .flatten()
+                .filter_map(|l| {
+                    let base = if Some(l) == self.project.as_ref() {
+                        l.path.parent().map(Path::to_path_buf)
+                    } else {
+                        agent_dir.map(Path::to_path_buf)
+                    };
+                    Some((l.values.get(key)?.clone(), l.path.clone(), base))
+                })
+                .collect();
+        for (value, file, base) in layers {
+            let Some(list) = value.as_array() else {
+                self.warnings.push(format!(
+                    "Invalid settings file {}: {key} must be an array of strings, found {};                      ignored",
+                    file.display(),
+                    kind(&value)
+                ));
+                continue;
+            };
+            for entry in list.iter().filter_map(Value::as_str) {
+                if entry.starts_with(['!', '+', '-']) {
+                    continue;
+                }
+                let path = expand_home(entry);
+                out.push(match &base {
+                    Some(b) if path.is_relative() => b.join(path),
+                    _ => path,
+                });
+            }
+        }
+        out
+    }
+
     /// oxpi's `oxpi.sandbox` (`workspace`, `best-effort`, `none`).
     pub(crate) fn sandbox(&mut self) -> Option<SandboxMode> {
         self.typed(
