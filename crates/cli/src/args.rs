@@ -100,6 +100,15 @@ pub(crate) struct Args {
     /// loads.
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
+    /// Load a skill file or directory (repeatable).
+    #[arg(long = "skill")]
+    pub skill: Vec<PathBuf>,
+    /// No discovered or configured skills (also `-ns`); `--skill` still loads.
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+    /// A directory the reading tools may also read (repeatable; writing stays confined).
+    #[arg(long = "add-dir")]
+    pub add_dir: Vec<PathBuf>,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,
@@ -140,6 +149,7 @@ pub(crate) fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
             "-nt" => "--no-tools",
             "-nc" => "--no-context-files",
             "-np" => "--no-prompt-templates",
+            "-ns" => "--no-skills",
             other => other,
         };
         out.push(mapped.to_string());

@@ -94,6 +94,10 @@ pub(crate) struct Runtime {
     pub bash: tool_choice::BashSetup,
     /// The prompt templates (`/name args`).
     pub templates: Vec<crate::config::templates::PromptTemplate>,
+    /// The skills (`/skill:name args` when `enableSkillCommands`).
+    pub skills: Vec<crate::config::skills::Skill>,
+    /// `enableSkillCommands`.
+    pub skill_commands: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -218,7 +222,39 @@ impl Runtime {
         let names = tool_choice::select_from(args.tools.as_deref(), args.no_tools, &defaults)
             .map_err(SetupError::from)?;
         let sandbox_mode = config.sandbox(args.sandbox);
+        let mut skill_paths = if args.no_skills {
+            Vec::new()
+        } else {
+            config
+                .settings
+                .resource_paths("skills", agent_dir.as_deref())
+        };
+        skill_paths.extend(args.skill.iter().cloned());
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let (skills, skill_warnings) =
+            crate::config::skills::load(&crate::config::skills::SkillPlaces {
+                agent_dir: agent_dir.as_deref(),
+                home: home.as_deref(),
+                cwd: &cwd,
+                trusted: config.settings.project_trusted,
+                include_defaults: !args.no_skills,
+                explicit: &skill_paths,
+            });
+        for warning in skill_warnings {
+            eprintln!("Warning: {warning}");
+        }
         let mut workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
+        let read_roots = skills.iter().map(|s| s.base_dir.clone());
+        for dir in read_roots.chain(args.add_dir.iter().map(|d| cwd.join(d))) {
+            workspace = workspace.clone().with_read_root(&dir).map_err(|e| {
+                SetupError(format!(
+                    "{}: cannot be added for reading: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
         let sandbox = match sandbox_mode {
             SandboxMode::Workspace => oxpi_tools::Sandbox::workspace(),
             SandboxMode::BestEffort => oxpi_tools::Sandbox::best_effort(),
@@ -240,6 +276,10 @@ impl Runtime {
             context_files::load(&cwd, agent_dir.as_deref())
         };
         let trusted = config.settings.project_trusted;
+        let skill_commands = config
+            .settings
+            .boolean(&["enableSkillCommands"])
+            .unwrap_or(true);
         let mut template_paths = if args.no_prompt_templates {
             Vec::new()
         } else {
@@ -271,6 +311,7 @@ impl Runtime {
                 agent_dir.as_deref(),
                 trusted,
             ),
+            skills: crate::config::skills::prompt_section(&skills, &names),
             tools: names,
         };
         let sections = context_files::system_sections(&parts, &files, &cwd);
@@ -343,6 +384,8 @@ impl Runtime {
             config,
             bash,
             templates,
+            skills,
+            skill_commands,
         });
         runtime.bind(session)?;
         Ok(runtime)
@@ -403,7 +446,21 @@ impl Runtime {
     /// `text` with a prompt template expanded when it is `/name args` (pi's
     /// `expandPromptTemplate`).
     pub(crate) fn expand_prompt(&self, text: &str) -> String {
+        if self.skill_commands && text.starts_with("/skill:") {
+            return crate::config::skills::expand(text, &self.skills);
+        }
         crate::config::templates::expand(text, &self.templates)
+    }
+
+    /// RPC `get_commands`: the prompt templates, then the skills (when skill commands are on).
+    pub(crate) fn commands(&self) -> Vec<serde_json::Value> {
+        let templates = self.templates.iter().map(|t| t.command_json());
+        let skills = self
+            .skills
+            .iter()
+            .filter(|_| self.skill_commands)
+            .map(|s| s.command_json());
+        templates.chain(skills).collect()
     }
 
     /// The key for requests to `provider` (see [`Keys`]).

@@ -21,6 +21,21 @@ fn configure(d: &Dirs, server: &oxpi_testkit::TestServer, settings: &Value) {
     std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
     std::fs::write(agent.join("SYSTEM.md"), "You are the configured assistant.").unwrap();
     std::fs::write(agent.join("APPEND_SYSTEM.md"), "Always be brief.").unwrap();
+    for (name, front) in [
+        ("lint", "description: Lint the code & report"),
+        (
+            "secret",
+            "description: By command only\ndisable-model-invocation: true",
+        ),
+    ] {
+        let dir = agent.join("skills").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\n{front}\n---\nSteps of {name}.\n"),
+        )
+        .unwrap();
+    }
     std::fs::create_dir_all(agent.join("prompts")).unwrap();
     std::fs::write(
         agent.join("prompts/greet.md"),
@@ -47,6 +62,26 @@ fn summary(request: &Recorded) -> Value {
         "tools": tools,
         "user": last_user_text(request),
     })
+}
+
+/// The `<available_skills>` block of a system prompt, its paths made relative to the home.
+fn skills_listing(system: &str) -> String {
+    let start = system.find("The following skills").unwrap_or(0);
+    let end = system
+        .find("</available_skills>")
+        .map_or(0, |i| i + "</available_skills>".len());
+    let block = system.get(start..end).unwrap_or("").to_string();
+    match (block.find("<location>"), block.find("/.pi/agent/")) {
+        (Some(_), Some(_)) => block
+            .split("<location>")
+            .map(|part| match part.find("/.pi/agent/") {
+                Some(i) => part[i..].to_string(),
+                None => part.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("<location>"),
+        _ => block,
+    }
 }
 
 /// The request's system prompt (its first message's text).
@@ -83,6 +118,46 @@ async fn settings_and_models_json_choose_the_model_and_tools() {
         summary(&requests[0]),
         json!({"path": "/v1/chat/completions", "authorization": "Bearer scripted-key",
                "model": "scripted-1", "tools": ["read", "grep"], "user": "hello"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skill_outside_the_project_can_be_read_and_run_by_command() {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let skill = d.home.join(".pi/agent/skills/lint/SKILL.md");
+    let mut command = oxpi(&d);
+    command.args(["-p", &format!("read {}", skill.display())]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "Done: ---\n", "the skill folder is readable");
+    // Writing there stays refused; a path beside it is not readable.
+    let mut command = oxpi(&d);
+    command.args([
+        "-p",
+        &format!("read {}", d.home.join(".pi/agent/settings.json").display()),
+    ]);
+    let out = run(command).await;
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Done: Path \"{}\" is outside the workspace\n",
+            d.home.join(".pi/agent/settings.json").display()
+        )
+    );
+    // `/skill:name` works for a skill the model may not invoke.
+    let mut command = oxpi(&d);
+    command.args(["-p", "/skill:secret go"]);
+    let out = run(command).await;
+    let secret = d.home.join(".pi/agent/skills/secret");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Echo: <skill name=\"secret\" location=\"{}\">\nReferences are relative to {}.\n\nSteps of secret.\n</skill>\n\ngo\n",
+            secret.join("SKILL.md").display(),
+            secret.display()
+        )
     );
 }
 
@@ -151,7 +226,9 @@ async fn pi_first_request(prefix: &std::path::Path, prompt: &str) -> Value {
     for part in ["You are the configured assistant.", "Always be brief."] {
         assert!(system.contains(part), "{part:?} not in {system:?}");
     }
-    summary(first)
+    let mut out = summary(first);
+    out["skills"] = json!(skills_listing(&system));
+    out
 }
 
 async fn oxpi_first_request(prompt: &str) -> Value {
@@ -167,7 +244,9 @@ async fn oxpi_first_request(prompt: &str) -> Value {
     for part in ["You are the configured assistant.", "Always be brief."] {
         assert!(system.contains(part), "{part:?} not in {system:?}");
     }
-    summary(first)
+    let mut out = summary(first);
+    out["skills"] = json!(skills_listing(&system));
+    out
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -183,6 +262,14 @@ async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
     assert_eq!(
         ours["user"], "Say hello to big world (big world two three; two; three).",
         "the template is expanded"
+    );
+    assert!(
+        ours["skills"]
+            .as_str()
+            .unwrap()
+            .contains("<name>lint</name>"),
+        "{}",
+        ours["skills"]
     );
     assert_eq!(ours, theirs);
 }

@@ -279,15 +279,7 @@ async fn dispatch(
             rpc.abort_bash();
             ok(None)
         }
-        "get_commands" => {
-            let commands: Vec<Value> = rpc
-                .runtime
-                .templates
-                .iter()
-                .map(|t| t.command_json())
-                .collect();
-            ok(Some(json!({ "commands": commands })))
-        }
+        "get_commands" => ok(Some(json!({ "commands": rpc.runtime.commands() }))),
         _ => session_cmds::dispatch(rpc, kind, id, command).await,
     }
 }
