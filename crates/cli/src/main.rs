@@ -6,6 +6,7 @@ mod auth_file;
 mod compact;
 mod config;
 mod context_files;
+mod file_args;
 mod json_event;
 mod model_choice;
 mod print;
@@ -19,10 +20,20 @@ use std::io::Read;
 use args::{Args, Mode};
 use runtime::Runtime;
 
-/// The prompts of a run: piped stdin (when it is not a terminal) prepended to the first.
-fn prompts(args: &Args) -> Vec<String> {
+/// The prompts of a run, and the first one's images: `@file` text (pi's) before the first
+/// prompt, piped stdin (when it is not a terminal) before that.
+fn prompts(args: &Args) -> Result<(Vec<String>, Vec<oxpi_ai::UserContent>), String> {
     use std::io::IsTerminal;
-    let mut messages = args.messages.clone();
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("the working directory cannot be read: {e}"))?;
+    let files = file_args::collect(&args.messages, &cwd)?;
+    let mut messages = files.messages;
+    if !files.text.is_empty() {
+        match messages.first_mut() {
+            Some(first) => *first = format!("{}{first}", files.text),
+            None => messages.push(files.text),
+        }
+    }
     if args.mode() != Mode::Rpc && !std::io::stdin().is_terminal() {
         let mut piped = String::new();
         if std::io::stdin().read_to_string(&mut piped).is_ok() && !piped.trim().is_empty() {
@@ -32,7 +43,7 @@ fn prompts(args: &Args) -> Vec<String> {
             }
         }
     }
-    messages
+    Ok((messages, files.images))
 }
 
 async fn run(args: Args) -> i32 {
@@ -40,7 +51,13 @@ async fn run(args: Args) -> i32 {
         eprintln!("{e}");
         return 2;
     }
-    let prompts = prompts(&args);
+    let (prompts, images) = match prompts(&args) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
     if args.mode() != Mode::Rpc && prompts.is_empty() {
         eprintln!("oxpi: no prompt given (oxpi has no interactive mode: use -p \"…\", --mode json \"…\" or --mode rpc)");
         return 2;
@@ -53,8 +70,8 @@ async fn run(args: Args) -> i32 {
         }
     };
     let code = match args.mode() {
-        Mode::Text => print::run_print(&runtime, &prompts).await,
-        Mode::Json => print::run_json(&runtime, &prompts).await,
+        Mode::Text => print::run_print(&runtime, &prompts, &images).await,
+        Mode::Json => print::run_json(&runtime, &prompts, &images).await,
         Mode::Rpc => rpc::run(runtime.clone()).await,
     };
     runtime.shutdown().await;

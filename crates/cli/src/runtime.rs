@@ -121,6 +121,19 @@ pub(crate) fn user_message(text: &str) -> Message {
     })
 }
 
+/// A user message of `text` followed by `images` (the first prompt's `@file` images).
+pub(crate) fn user_message_with(text: &str, images: &[oxpi_ai::UserContent]) -> Message {
+    let mut message = user_message(text);
+    if let Message::User(oxpi_ai::UserMessage {
+        content: oxpi_ai::UserMessageContent::Blocks(blocks),
+        ..
+    }) = &mut message
+    {
+        blocks.extend(images.iter().cloned());
+    }
+    message
+}
+
 /// The reasoning level sent for `level` on `model` (clamped to what the model takes).
 pub(crate) fn effective_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
     oxpi_ai::clamp_thinking_level(model, level)

@@ -203,14 +203,16 @@ async fn broken_settings_are_warnings_naming_file_line_and_field() {
     assert_eq!(summary(&server.requests()[1])["model"], "scripted-1");
 }
 
-async fn pi_first_request(prefix: &std::path::Path, prompt: &str) -> Value {
+async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
     let d = dirs();
+    std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
     let server = scripted_server().await;
     configure(&d, &server, &pi_settings());
     let mut command = tokio::process::Command::new(pi::node(prefix));
     command
         .arg(pi::cli(prefix))
-        .args(["-p", prompt])
+        .arg("-p")
+        .args(args)
         .current_dir(&d.project)
         .env("HOME", &d.home)
         .env("PI_OFFLINE", "1")
@@ -227,16 +229,20 @@ async fn pi_first_request(prefix: &std::path::Path, prompt: &str) -> Value {
         assert!(system.contains(part), "{part:?} not in {system:?}");
     }
     let mut out = summary(first);
+    // The project directory differs between the two runs: name the file relative to it.
+    let user = out["user"].as_str().unwrap_or_default().to_string();
+    out["user"] = json!(user.replace(&d.project.display().to_string(), "<project>"));
     out["skills"] = json!(skills_listing(&system));
     out
 }
 
-async fn oxpi_first_request(prompt: &str) -> Value {
+async fn oxpi_first_request(args: &[&str]) -> Value {
     let d = dirs();
+    std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
     let server = scripted_server().await;
     configure(&d, &server, &pi_settings());
     let mut command = oxpi(&d);
-    command.args(["-p", prompt]);
+    command.arg("-p").args(args);
     let out = run(command).await;
     assert_eq!(out.code, Some(0), "oxpi failed: {}", out.stderr);
     let first = &server.requests()[0];
@@ -245,6 +251,9 @@ async fn oxpi_first_request(prompt: &str) -> Value {
         assert!(system.contains(part), "{part:?} not in {system:?}");
     }
     let mut out = summary(first);
+    // The project directory differs between the two runs: name the file relative to it.
+    let user = out["user"].as_str().unwrap_or_default().to_string();
+    out["user"] = json!(user.replace(&d.project.display().to_string(), "<project>"));
     out["skills"] = json!(skills_listing(&system));
     out
 }
@@ -256,12 +265,21 @@ async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
     else {
         return;
     };
+    // A template, expanded the same.
     let prompt = r#"/greet "big world" two three"#;
-    let theirs = pi_first_request(&prefix, prompt).await;
-    let ours = oxpi_first_request(prompt).await;
+    let theirs = pi_first_request(&prefix, &[prompt]).await;
+    let ours = oxpi_first_request(&[prompt]).await;
     assert_eq!(
         ours["user"], "Say hello to big world (big world two three; two; three).",
         "the template is expanded"
+    );
+    assert_eq!(ours, theirs);
+    // An @file argument, inlined before the prompt the same.
+    let theirs = pi_first_request(&prefix, &["@notes.md", "summarize"]).await;
+    let ours = oxpi_first_request(&["@notes.md", "summarize"]).await;
+    assert_eq!(
+        ours["user"],
+        "<file name=\"<project>/notes.md\">\nfirst line\nsecond\n\n</file>\nsummarize"
     );
     assert!(
         ours["skills"]
