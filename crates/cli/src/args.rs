@@ -109,6 +109,9 @@ pub(crate) struct Args {
     /// A directory the reading tools may also read (repeatable; writing stays confined).
     #[arg(long = "add-dir")]
     pub add_dir: Vec<PathBuf>,
+    /// List the models that have a key (optionally fuzzy-filtered), then exit.
+    #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,

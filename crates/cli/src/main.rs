@@ -8,6 +8,7 @@ mod config;
 mod context_files;
 mod file_args;
 mod json_event;
+mod list_models;
 mod model_choice;
 mod print;
 mod rpc;
@@ -46,10 +47,36 @@ fn prompts(args: &Args) -> Result<(Vec<String>, Vec<oxpi_ai::UserContent>), Stri
     Ok((messages, files.images))
 }
 
+/// `--list-models [search]`: the table on stdout, exit 0 (a broken `auth.json`: exit 1).
+fn list_models_command(search: &str) -> i32 {
+    let env = |name: &str| std::env::var(name).ok();
+    let agent_dir = oxpi_session::default_agent_dir();
+    let auth = match &agent_dir {
+        Some(dir) => match auth_file::AuthKeys::load(dir) {
+            Ok(auth) => auth,
+            Err(e) => {
+                eprintln!("{e}");
+                return 1;
+            }
+        },
+        None => auth_file::AuthKeys::default(),
+    };
+    let custom = config::models_json::CustomModels::load(agent_dir.as_deref(), &env);
+    for error in &custom.errors {
+        eprintln!("Warning: {error}");
+    }
+    let models = list_models::available(&custom, &auth, &env);
+    print!("{}", list_models::render(models, Some(search)));
+    0
+}
+
 async fn run(args: Args) -> i32 {
     if let Err(e) = args.check() {
         eprintln!("{e}");
         return 2;
+    }
+    if let Some(search) = &args.list_models {
+        return list_models_command(search);
     }
     let (prompts, images) = match prompts(&args) {
         Ok(found) => found,

@@ -291,3 +291,37 @@ async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
     );
     assert_eq!(ours, theirs);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_models_prints_pi_s_table() {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let mut command = oxpi(&d);
+    command.args(["--list-models", "scripted/scripted-1"]);
+    let ours = run(command).await;
+    assert_eq!(ours.code, Some(0), "stderr: {}", ours.stderr);
+    assert_eq!(
+        ours.stdout,
+        "provider  model       context  max-out  thinking  images\n\
+         scripted  scripted-1  128K     16.4K    no        no    \n"
+    );
+    let Some(prefix) = pi::pi("list_models_prints_pi_s_table") else {
+        return;
+    };
+    let mut command = tokio::process::Command::new(pi::node(&prefix));
+    command
+        .arg(pi::cli(&prefix))
+        .args(["--list-models", "scripted/scripted-1"])
+        .current_dir(&d.project)
+        .env("HOME", &d.home)
+        .env("PI_OFFLINE", "1")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let theirs = run(command).await;
+    assert_eq!(theirs.code, Some(0), "pi failed: {}", theirs.stderr);
+    assert_eq!(ours.stdout, theirs.stdout);
+}
