@@ -112,6 +112,9 @@ pub(crate) struct Args {
     /// List the models that have a key (optionally fuzzy-filtered), then exit.
     #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
+    /// No MCP servers (`mcp.json`) for this run.
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,

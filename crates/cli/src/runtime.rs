@@ -98,6 +98,8 @@ pub(crate) struct Runtime {
     pub skills: Vec<crate::config::skills::Skill>,
     /// `enableSkillCommands`.
     pub skill_commands: bool,
+    /// The MCP servers of `mcp.json` whose tools are offered (closed by [`Runtime::shutdown`]).
+    pub mcp: Vec<oxpi_mcp::McpClient>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -175,6 +177,78 @@ fn known_tools(list: &[String]) -> Vec<String> {
         })
         .cloned()
         .collect()
+}
+
+/// Connects the servers of `mcp.json` that have `direct` tools (pi waits up to 10 s for them
+/// before the first prompt) and adds those tools; a server that fails is a warning.
+async fn connect_mcp(
+    agent_dir: Option<&Path>,
+    cwd: &Path,
+    trusted: bool,
+    tools: &mut Vec<oxpi_agent_core::AgentToolHandle>,
+    names: &mut Vec<String>,
+) -> Vec<oxpi_mcp::McpClient> {
+    let (entries, warnings) = crate::config::mcp_json::load(agent_dir, cwd, trusted);
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
+    }
+    let mut clients = Vec::new();
+    for entry in entries.iter().filter(|e| e.may_be_direct()) {
+        let server = match entry.server(cwd, &process_env) {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("Warning: MCP server {e}");
+                continue;
+            }
+        };
+        let connected = tokio::time::timeout(
+            Duration::from_secs(10),
+            oxpi_mcp::McpClient::connect(server),
+        );
+        let client = match connected.await {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => {
+                eprintln!("Warning: MCP server {} did not connect: {e}", entry.name);
+                continue;
+            }
+            Err(_) => {
+                eprintln!(
+                    "Warning: MCP server {} did not connect within 10 s",
+                    entry.name
+                );
+                continue;
+            }
+        };
+        match client.tools_lenient().await {
+            Ok((handles, rejected)) => {
+                for e in rejected {
+                    eprintln!("Warning: MCP server {}: {e}", entry.name);
+                }
+                let clean: String = entry
+                    .name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let prefix = format!("mcp__{clean}__");
+                for handle in handles {
+                    let tool = handle.name().strip_prefix(&prefix).unwrap_or(handle.name());
+                    if entry.tool_exposure(tool) == "direct" {
+                        names.push(handle.name().to_string());
+                        tools.push(handle);
+                    }
+                }
+                clients.push(client);
+            }
+            Err(e) => eprintln!("Warning: MCP server {}: {e}", entry.name),
+        }
+    }
+    clients
 }
 
 impl Runtime {
@@ -281,7 +355,20 @@ impl Runtime {
             shell: config.shell_path.clone(),
             command_prefix: config.shell_command_prefix.clone(),
         };
-        let tools = tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?;
+        let mut tools = tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?;
+        let mut names = names;
+        let mcp = if args.no_mcp {
+            Vec::new()
+        } else {
+            connect_mcp(
+                agent_dir.as_deref(),
+                &cwd,
+                config.settings.project_trusted,
+                &mut tools,
+                &mut names,
+            )
+            .await
+        };
         let tools_workspace = workspace.clone();
         let files = if args.no_context_files {
             Vec::new()
@@ -399,6 +486,7 @@ impl Runtime {
             templates,
             skills,
             skill_commands,
+            mcp,
         });
         runtime.bind(session)?;
         Ok(runtime)
@@ -502,8 +590,11 @@ impl Runtime {
         level
     }
 
-    /// Stops the embedded model, if one runs.
+    /// Stops the embedded model, if one runs, and the MCP servers.
     pub(crate) async fn shutdown(&self) {
+        for client in &self.mcp {
+            client.close().await;
+        }
         let server = lock(&self.server).take();
         if let Some(server) = server {
             let _ = server.shutdown().await;

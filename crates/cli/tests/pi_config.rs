@@ -325,3 +325,35 @@ async fn list_models_prints_pi_s_table() {
     assert_eq!(theirs.code, Some(0), "pi failed: {}", theirs.stderr);
     assert_eq!(ours.stdout, theirs.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_json_servers_with_direct_tools_are_offered_under_pi_s_names() {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/fake_server.py");
+    let mcp = json!({"mcpServers": {
+        "fake-one": {"command": "python3", "args": [fake], "exposure": "hidden",
+                     "toolExposure": {"echo": "direct", "b*": "direct", "big": "hidden"}},
+        "off": {"command": "python3", "args": [fake], "exposure": "direct", "enabled": false},
+        "codemode-only": {"command": "python3", "args": [fake]}
+    }});
+    std::fs::write(d.home.join(".pi/agent/mcp.json"), mcp.to_string()).unwrap();
+    let mut command = oxpi(&d);
+    command.args(["-p", "hello"]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        summary(&server.requests()[0])["tools"],
+        json!(["read", "grep", "mcp__fake_one__echo"])
+    );
+    // --no-mcp: none.
+    let mut command = oxpi(&d);
+    command.args(["--no-mcp", "-p", "hello"]);
+    let out = run(command).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(
+        summary(&server.requests()[1])["tools"],
+        json!(["read", "grep"])
+    );
+}
