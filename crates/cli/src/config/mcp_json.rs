@@ -226,6 +226,79 @@ pub(crate) fn load(
     (entries, warnings)
 }
 
+/// Connects the servers of `mcp.json` that have `direct` tools (pi waits up to 10 s for them
+/// before the first prompt) and adds those tools; a server that fails is a warning.
+pub(crate) async fn connect(
+    env: &dyn Fn(&str) -> Option<String>,
+    agent_dir: Option<&Path>,
+    cwd: &Path,
+    trusted: bool,
+    tools: &mut Vec<oxpi_agent_core::AgentToolHandle>,
+    names: &mut Vec<String>,
+) -> Vec<oxpi_mcp::McpClient> {
+    let (entries, warnings) = load(agent_dir, cwd, trusted);
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
+    }
+    let mut clients = Vec::new();
+    for entry in entries.iter().filter(|e| e.may_be_direct()) {
+        let server = match entry.server(cwd, env) {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("Warning: MCP server {e}");
+                continue;
+            }
+        };
+        let connected = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            oxpi_mcp::McpClient::connect(server),
+        );
+        let client = match connected.await {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => {
+                eprintln!("Warning: MCP server {} did not connect: {e}", entry.name);
+                continue;
+            }
+            Err(_) => {
+                eprintln!(
+                    "Warning: MCP server {} did not connect within 10 s",
+                    entry.name
+                );
+                continue;
+            }
+        };
+        match client.tools_lenient().await {
+            Ok((handles, rejected)) => {
+                for e in rejected {
+                    eprintln!("Warning: MCP server {}: {e}", entry.name);
+                }
+                let clean: String = entry
+                    .name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let prefix = format!("mcp__{clean}__");
+                for handle in handles {
+                    let tool = handle.name().strip_prefix(&prefix).unwrap_or(handle.name());
+                    if entry.tool_exposure(tool) == "direct" {
+                        names.push(handle.name().to_string());
+                        tools.push(handle);
+                    }
+                }
+                clients.push(client);
+            }
+            Err(e) => eprintln!("Warning: MCP server {}: {e}", entry.name),
+        }
+    }
+    clients
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
