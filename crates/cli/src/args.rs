@@ -86,6 +86,39 @@ pub(crate) struct Args {
     /// text, temperature 0; the default on the embedded model) or `default` (pi's).
     #[arg(long = "prompt-profile", value_enum)]
     pub prompt_profile: Option<crate::profile::PromptProfile>,
+    /// How the tools are confined: `workspace` (the working directory; bash refused where the
+    /// kernel cannot enforce it), `best-effort`, or `none` (pi's tools: any path). Default: the
+    /// `oxpi.sandbox` setting, else `workspace`.
+    #[arg(long, value_enum)]
+    pub sandbox: Option<crate::config::settings::SandboxMode>,
+    /// Trust the project for this run (its .pi settings, skills, templates, SYSTEM.md load).
+    #[arg(long, conflicts_with = "no_approve")]
+    pub approve: bool,
+    /// Do not trust the project for this run.
+    #[arg(long = "no-approve")]
+    pub no_approve: bool,
+    /// Load a prompt-template file or directory (repeatable).
+    #[arg(long = "prompt-template")]
+    pub prompt_template: Vec<PathBuf>,
+    /// No discovered or configured prompt templates (also `-np`); `--prompt-template` still
+    /// loads.
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
+    /// Load a skill file or directory (repeatable).
+    #[arg(long = "skill")]
+    pub skill: Vec<PathBuf>,
+    /// No discovered or configured skills (also `-ns`); `--skill` still loads.
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+    /// A directory the reading tools may also read (repeatable; writing stays confined).
+    #[arg(long = "add-dir")]
+    pub add_dir: Vec<PathBuf>,
+    /// List the models that have a key (optionally fuzzy-filtered), then exit.
+    #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+    /// No MCP servers (`mcp.json`) for this run.
+    #[arg(long = "no-mcp")]
+    pub no_mcp: bool,
     /// Prompts, run one after another.
     #[arg(trailing_var_arg = true)]
     pub messages: Vec<String>,
@@ -125,6 +158,8 @@ pub(crate) fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
             }
             "-nt" => "--no-tools",
             "-nc" => "--no-context-files",
+            "-np" => "--no-prompt-templates",
+            "-ns" => "--no-skills",
             other => other,
         };
         out.push(mapped.to_string());

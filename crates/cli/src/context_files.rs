@@ -66,6 +66,8 @@ pub(crate) struct PromptParts {
     pub append: Vec<String>,
     /// The tools declared to the model.
     pub tools: Vec<String>,
+    /// pi's skills listing (`config::skills::prompt_section`), if any.
+    pub skills: Option<String>,
 }
 
 /// A value of `--system-prompt`/`--append-system-prompt`: an existing file's text, else the
@@ -111,6 +113,9 @@ pub(crate) fn system_sections(
             )
         }));
         sections.push(("project_context".to_string(), context.join("\n\n")));
+    }
+    if let Some(skills) = &parts.skills {
+        sections.push(("skills".to_string(), skills.clone()));
     }
     if !parts.append.is_empty() {
         sections.push(("append".to_string(), parts.append.join("\n\n")));
@@ -176,6 +181,7 @@ mod tests {
             custom: Some("Be terse.".into()),
             append: vec!["Also this.".into()],
             tools: vec!["read".into()],
+            skills: None,
         };
         let prompt = system_prompt(&parts, &[], Path::new("/w"));
         assert!(prompt.starts_with("Be terse.\n\nAvailable tools: read.\n\nAlso this."));

@@ -4,9 +4,12 @@
 mod args;
 mod auth_file;
 mod compact;
+mod config;
 mod context_files;
+mod file_args;
 mod interactive;
 mod json_event;
+mod list_models;
 mod model_choice;
 mod print;
 mod profile;
@@ -21,10 +24,20 @@ use std::io::Read;
 use args::{Args, Mode};
 use runtime::Runtime;
 
-/// The prompts of a run: piped stdin (when it is not a terminal) prepended to the first.
-fn prompts(args: &Args) -> Vec<String> {
+/// The prompts of a run, and the first one's images: `@file` text (pi's) before the first
+/// prompt, piped stdin (when it is not a terminal) before that.
+fn prompts(args: &Args) -> Result<(Vec<String>, Vec<oxpi_ai::UserContent>), String> {
     use std::io::IsTerminal;
-    let mut messages = args.messages.clone();
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("the working directory cannot be read: {e}"))?;
+    let files = file_args::collect(&args.messages, &cwd)?;
+    let mut messages = files.messages;
+    if !files.text.is_empty() {
+        match messages.first_mut() {
+            Some(first) => *first = format!("{}{first}", files.text),
+            None => messages.push(files.text),
+        }
+    }
     if args.mode() != Mode::Rpc && !std::io::stdin().is_terminal() {
         let mut piped = String::new();
         if std::io::stdin().read_to_string(&mut piped).is_ok() && !piped.trim().is_empty() {
@@ -34,7 +47,30 @@ fn prompts(args: &Args) -> Vec<String> {
             }
         }
     }
-    messages
+    Ok((messages, files.images))
+}
+
+/// `--list-models [search]`: the table on stdout, exit 0 (a broken `auth.json`: exit 1).
+fn list_models_command(search: &str) -> i32 {
+    let env = |name: &str| std::env::var(name).ok();
+    let agent_dir = oxpi_session::default_agent_dir();
+    let auth = match &agent_dir {
+        Some(dir) => match auth_file::AuthKeys::load(dir) {
+            Ok(auth) => auth,
+            Err(e) => {
+                eprintln!("{e}");
+                return 1;
+            }
+        },
+        None => auth_file::AuthKeys::default(),
+    };
+    let custom = config::models_json::CustomModels::load(agent_dir.as_deref(), &env);
+    for error in &custom.errors {
+        eprintln!("Warning: {error}");
+    }
+    let models = list_models::available(&custom, &auth, &env);
+    print!("{}", list_models::render(models, Some(search)));
+    0
 }
 
 /// Runs the command; returns its exit code and whether a signal ended it.
@@ -49,11 +85,16 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
         eprintln!("{e}");
         return 2;
     }
+    if let Some(search) = &args.list_models {
+        return list_models_command(search);
+    }
     let interactive = interactive::wanted(&args);
-    let prompts = if interactive {
-        args.messages.clone()
-    } else {
-        prompts(&args)
+    let (prompts, images) = match prompts(&args) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
     };
     if args.mode() != Mode::Rpc && prompts.is_empty() && !interactive {
         eprintln!("oxpi: no prompt given (the interactive mode needs a terminal on stdin and stdout: use -p \"…\", --mode json \"…\" or --mode rpc)");
@@ -75,7 +116,7 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
             eprintln!("oxpi: {error}");
             code = code.max(1);
         }
-        let commands = runtime.commands.clone();
+        let commands = runtime.bash.commands.clone();
         let _ = tokio::task::spawn_blocking(move || commands.kill_all()).await;
         runtime.shutdown().await;
         return code;
@@ -89,8 +130,8 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
     };
     let mode = async {
         match args.mode() {
-            Mode::Text => print::run_print(&runtime, &prompts).await,
-            Mode::Json => print::run_json(&runtime, &prompts).await,
+            Mode::Text => print::run_print(&runtime, &prompts, &images).await,
+            Mode::Json => print::run_json(&runtime, &prompts, &images).await,
             Mode::Rpc => rpc::run(runtime.clone()).await,
         }
     };
@@ -106,7 +147,7 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
         code = signals.recv() => {
             *ended_by_signal = true;
             // pi: the tracked command trees first, then the rest of the shutdown.
-            let commands = runtime.commands.clone();
+            let commands = runtime.bash.commands.clone();
             let _ = tokio::task::spawn_blocking(move || commands.kill_all()).await;
             code
         }

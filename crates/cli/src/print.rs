@@ -11,7 +11,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
 use oxpi_agent_core::AgentEvent;
-use oxpi_ai::{Message, StopReason};
+use oxpi_ai::{Message, StopReason, UserContent};
 
 use crate::json_event::{ended_aborted, settled, JsonEvents, RecordWriter};
 use crate::runtime::Runtime;
@@ -36,7 +36,11 @@ fn status(event: &AgentEvent) -> Option<String> {
 }
 
 /// Runs `prompts` in print mode; returns the exit code.
-pub(crate) async fn run_print(runtime: &Runtime, prompts: &[String]) -> i32 {
+pub(crate) async fn run_print(
+    runtime: &Runtime,
+    prompts: &[String],
+    images: &[UserContent],
+) -> i32 {
     let terminal = std::io::stderr().is_terminal();
     let last = Arc::new(Mutex::new(String::new()));
     let shown = last.clone();
@@ -53,9 +57,12 @@ pub(crate) async fn run_print(runtime: &Runtime, prompts: &[String]) -> i32 {
         })
     });
     let mut code = 0;
-    for prompt in prompts {
+    for (i, prompt) in prompts.iter().enumerate() {
         if let Err(e) = runtime
-            .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
+            .prompt(runtime.prompt_messages(crate::runtime::user_message_with(
+                &runtime.expand_prompt(prompt),
+                if i == 0 { images } else { &[] },
+            )))
             .await
         {
             eprintln!("{e}");
@@ -105,7 +112,7 @@ fn stop_name(reason: StopReason) -> String {
 }
 
 /// Runs `prompts` in JSON mode; returns the exit code.
-pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String]) -> i32 {
+pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String], images: &[UserContent]) -> i32 {
     let writer = RecordWriter::default();
     if let Some(header) = runtime.session_header() {
         writer.write(&header);
@@ -121,9 +128,12 @@ pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String]) -> i32 {
             sink.write(&record);
         }
     });
-    for prompt in prompts {
+    for (i, prompt) in prompts.iter().enumerate() {
         if let Err(e) = runtime
-            .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
+            .prompt(runtime.prompt_messages(crate::runtime::user_message_with(
+                &runtime.expand_prompt(prompt),
+                if i == 0 { images } else { &[] },
+            )))
             .await
         {
             eprintln!("{e}");

@@ -18,19 +18,24 @@ use oxpi_session::{
 use crate::args::Args;
 use crate::auth_file::AuthKeys;
 use crate::compact::{Compacting, CountedSummarizer};
+use crate::config::models_json::CustomModels;
+use crate::config::run::RunConfig;
+use crate::config::settings::SandboxMode;
 use crate::context_files::{self, PromptParts};
-use crate::model_choice::{self, ModelFlags, Target};
+use crate::model_choice::{ModelFlags, Target};
 use crate::profile;
 use crate::session_choice::{self, SessionFlags};
 use crate::tool_choice;
 
-/// The keys of a run: `--api-key` for the chosen model's provider, else `auth.json`; `None`
-/// lets oxpi-ai read the provider's environment variables.
+/// The keys of a run: `--api-key` for the chosen model's provider, else `auth.json`, else
+/// `models.json`'s `apiKey` (pi's order); `None` lets oxpi-ai read the provider's environment
+/// variables.
 #[derive(Debug, Clone)]
 struct Keys {
     provider: String,
     given: Option<ApiKey>,
     auth: AuthKeys,
+    custom: Arc<CustomModels>,
 }
 
 impl Keys {
@@ -40,7 +45,11 @@ impl Keys {
                 return Some(key.clone());
             }
         }
-        self.auth.get(provider).map(ApiKey::new)
+        self.auth
+            .get(provider)
+            .map(str::to_string)
+            .or_else(|| self.custom.api_key(provider, &process_env))
+            .map(ApiKey::new)
     }
 }
 
@@ -85,9 +94,20 @@ pub(crate) struct Runtime {
     pub compacting: Compacting,
     /// The embedded model's server, kept running while the run lasts.
     pub server: Mutex<Option<oxpi_local::LocalServer>>,
-    /// The running `bash` command trees (the agent's and RPC's) and the tools' temporary
-    /// directories, killed and removed when the command ends on a signal.
-    pub commands: oxpi_tools::RunningCommands,
+    /// The retry policy of the settings (`retry.*`), what RPC `set_auto_retry` turns back on.
+    pub retry: RetryPolicy,
+    /// The settings of the run (pi's files, read once).
+    pub config: RunConfig,
+    /// How `bash` runs (sandbox, `shellPath`, `shellCommandPrefix`), for RPC's `bash` too.
+    pub bash: tool_choice::BashSetup,
+    /// The prompt templates (`/name args`).
+    pub templates: Vec<crate::config::templates::PromptTemplate>,
+    /// The skills (`/skill:name args` when `enableSkillCommands`).
+    pub skills: Vec<crate::config::skills::Skill>,
+    /// `enableSkillCommands`.
+    pub skill_commands: bool,
+    /// The MCP servers of `mcp.json` whose tools are offered (closed by [`Runtime::shutdown`]).
+    pub mcp: Vec<oxpi_mcp::McpClient>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,6 +129,19 @@ pub(crate) fn user_message(text: &str) -> Message {
         content: oxpi_ai::UserMessageContent::Blocks(vec![oxpi_ai::UserContent::text(text)]),
         timestamp: oxpi_ai::now_millis(),
     })
+}
+
+/// A user message of `text` followed by `images` (the first prompt's `@file` images).
+pub(crate) fn user_message_with(text: &str, images: &[oxpi_ai::UserContent]) -> Message {
+    let mut message = user_message(text);
+    if let Message::User(oxpi_ai::UserMessage {
+        content: oxpi_ai::UserMessageContent::Blocks(blocks),
+        ..
+    }) = &mut message
+    {
+        blocks.extend(images.iter().cloned());
+    }
+    message
 }
 
 /// The reasoning level sent for `level` on `model` (clamped to what the model takes).
@@ -137,6 +170,23 @@ fn switchable_compaction(
     options
 }
 
+/// The names of `list` oxpi has as built-in tools; the others (pi's `codemode`,
+/// `tool_search`, `powershell`, extension tools) are left out with a warning on stderr.
+fn known_tools(list: &[String]) -> Vec<String> {
+    list.iter()
+        .filter(|name| {
+            let known = tool_choice::BUILTIN_TOOLS.contains(&name.as_str());
+            if !known {
+                eprintln!(
+                    "Warning: defaultTools names {name:?}, which oxpi does not have; left out"
+                );
+            }
+            known
+        })
+        .cloned()
+        .collect()
+}
+
 impl Runtime {
     /// Sets up everything `args` asks for.
     pub(crate) async fn setup(args: &Args) -> Result<Arc<Self>, SetupError> {
@@ -147,14 +197,29 @@ impl Runtime {
             Some(dir) => AuthKeys::load(dir).map_err(SetupError::from)?,
             None => AuthKeys::default(),
         };
-        let flags = ModelFlags {
+        let approve = match (args.approve, args.no_approve) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        let mut config = RunConfig::load(agent_dir.as_deref(), &cwd, approve);
+        for warning in config.warnings() {
+            eprintln!("{warning}");
+        }
+        let custom = Arc::new(CustomModels::load(agent_dir.as_deref(), &process_env));
+        for error in &custom.errors {
+            eprintln!("Warning: {error}");
+        }
+        let given = ModelFlags {
             provider: args.provider.clone(),
             model: args.model.clone(),
             thinking: args.thinking.clone(),
             api_key: args.api_key.clone(),
             base_url: args.base_url.clone(),
         };
-        let choice = model_choice::choose(&flags, &auth, &process_env).map_err(SetupError::from)?;
+        let flags = config.model_flags(&given, &custom, &auth, &process_env);
+        let choice = crate::config::run::choose_model(&flags, &custom, &auth, &process_env)
+            .map_err(SetupError::from)?;
         let profile = profile::choose(args.prompt_profile, choice.target == Target::Embedded);
         let (model, api_key, server) = match choice.target {
             Target::Remote { model, api_key } => (*model, api_key, None),
@@ -172,30 +237,122 @@ impl Runtime {
         } else {
             ThinkingLevel::Off
         };
-        let thinking = effective_thinking(&model, choice.thinking.unwrap_or(default_level));
+        let asked = choice.thinking.or_else(|| config.thinking_for(&model));
+        let thinking = effective_thinking(&model, asked.unwrap_or(default_level));
 
-        let names =
-            tool_choice::select(args.tools.as_deref(), args.no_tools).map_err(SetupError::from)?;
-        let workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
-        let commands = oxpi_tools::RunningCommands::new();
-        let tools = tool_choice::build(&names, &workspace, &commands).map_err(SetupError::from)?;
+        let defaults = match &config.default_tools {
+            Some(list) => known_tools(list),
+            None => tool_choice::DEFAULT_TOOLS.map(String::from).to_vec(),
+        };
+        let names = tool_choice::select_from(args.tools.as_deref(), args.no_tools, &defaults)
+            .map_err(SetupError::from)?;
+        let sandbox_mode = config.sandbox(args.sandbox);
+        let mut skill_paths = if args.no_skills {
+            Vec::new()
+        } else {
+            config
+                .settings
+                .resource_paths("skills", agent_dir.as_deref())
+        };
+        skill_paths.extend(args.skill.iter().cloned());
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let (skills, skill_warnings) =
+            crate::config::skills::load(&crate::config::skills::SkillPlaces {
+                agent_dir: agent_dir.as_deref(),
+                home: home.as_deref(),
+                cwd: &cwd,
+                trusted: config.settings.project_trusted,
+                include_defaults: !args.no_skills,
+                explicit: &skill_paths,
+            });
+        for warning in skill_warnings {
+            eprintln!("Warning: {warning}");
+        }
+        let mut workspace = oxpi_tools::Workspace::new(&cwd).map_err(SetupError::from)?;
+        let read_roots = skills.iter().map(|s| s.base_dir.clone());
+        for dir in read_roots.chain(args.add_dir.iter().map(|d| cwd.join(d))) {
+            workspace = workspace.clone().with_read_root(&dir).map_err(|e| {
+                SetupError(format!(
+                    "{}: cannot be added for reading: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
+        let sandbox = match sandbox_mode {
+            SandboxMode::Workspace => oxpi_tools::Sandbox::workspace(),
+            SandboxMode::BestEffort => oxpi_tools::Sandbox::best_effort(),
+            SandboxMode::None => {
+                workspace = workspace.unconfined();
+                oxpi_tools::Sandbox::None
+            }
+        };
+        let bash = tool_choice::BashSetup {
+            sandbox,
+            shell: config.shell_path.clone(),
+            command_prefix: config.shell_command_prefix.clone(),
+            commands: oxpi_tools::RunningCommands::new(),
+        };
+        let mut tools = tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?;
+        let mut names = names;
+        let mcp = if args.no_mcp {
+            Vec::new()
+        } else {
+            crate::config::mcp_json::connect(
+                &process_env,
+                agent_dir.as_deref(),
+                &cwd,
+                config.settings.project_trusted,
+                &mut tools,
+                &mut names,
+            )
+            .await
+        };
         let tools_workspace = workspace.clone();
         let files = if args.no_context_files {
             Vec::new()
         } else {
             context_files::load(&cwd, agent_dir.as_deref())
         };
+        let trusted = config.settings.project_trusted;
+        let skill_commands = config
+            .settings
+            .boolean(&["enableSkillCommands"])
+            .unwrap_or(true);
+        let mut template_paths = if args.no_prompt_templates {
+            Vec::new()
+        } else {
+            config
+                .settings
+                .resource_paths("prompts", agent_dir.as_deref())
+        };
+        template_paths.extend(args.prompt_template.iter().cloned());
+        let (templates, template_warnings) = crate::config::templates::load(
+            agent_dir.as_deref(),
+            &cwd,
+            trusted,
+            !args.no_prompt_templates,
+            &template_paths,
+        );
+        for warning in template_warnings {
+            eprintln!("Warning: {warning}");
+        }
         let parts = PromptParts {
-            custom: args
-                .system_prompt
-                .as_deref()
-                .map(context_files::text_or_file)
-                .or_else(|| profile.preamble().map(str::to_string)),
-            append: args
-                .append_system_prompt
-                .iter()
-                .map(|a| context_files::text_or_file(a))
-                .collect(),
+            custom: crate::config::system_md::system_prompt(
+                args.system_prompt.as_deref(),
+                &cwd,
+                agent_dir.as_deref(),
+                trusted,
+            )
+            .or_else(|| profile.preamble().map(str::to_string)),
+            append: crate::config::system_md::append(
+                &args.append_system_prompt,
+                &cwd,
+                agent_dir.as_deref(),
+                trusted,
+            ),
+            skills: crate::config::skills::prompt_section(&skills, &names),
             tools: names,
         };
         let sections = context_files::system_sections(&parts, &files, &cwd);
@@ -212,7 +369,7 @@ impl Runtime {
             continue_recent: args.continue_session,
             session: args.session.clone(),
             fork: args.fork.clone(),
-            session_dir: args.session_dir.clone(),
+            session_dir: config.session_dir(args.session_dir.as_deref(), &process_env),
             no_session: args.no_session,
             name: args.name.clone(),
         };
@@ -224,19 +381,23 @@ impl Runtime {
             provider: model.provider.clone(),
             given: api_key.clone(),
             auth: auth.clone(),
+            custom,
         };
         let lookup = keys.clone();
         let mut summary_options = StreamOptions::default();
         summary_options.api_key = keys.key_for(&model.provider);
         let compacting = Compacting::default();
+        let compaction = config.compaction_for(&model);
+        let auto_compaction = Arc::new(AtomicBool::new(compaction.enabled));
         let auto = AutoCompaction::new(
             &model,
             CountedSummarizer::new(
                 ModelSummarizer::new(model.clone()).with_options(summary_options),
                 compacting.clone(),
             ),
-        );
-        let auto_compaction = Arc::new(AtomicBool::new(true));
+        )
+        .with_settings(compaction.enabled(true));
+        let retry = config.retry.unwrap_or_else(retry_policy);
         let mut options = AgentOptions::new(model)
             .with_tools(tools)
             .with_stream_options(profile.stream_options())
@@ -244,8 +405,10 @@ impl Runtime {
                 let key = lookup.key_for(provider);
                 async move { Ok(key) }
             })
-            .with_retry(retry_policy())
             .with_session_id(session.session_id().to_string());
+        if let Some(policy) = &config.retry {
+            options = options.with_retry(*policy);
+        }
         if let Some(level) = ReasoningLevel::from_thinking_level(thinking) {
             options = options.with_thinking_level(level);
         }
@@ -264,7 +427,13 @@ impl Runtime {
             auto_compaction,
             compacting,
             server: Mutex::new(server),
-            commands,
+            retry,
+            config,
+            bash,
+            templates,
+            skills,
+            skill_commands,
+            mcp,
         });
         runtime.bind(session)?;
         Ok(runtime)
@@ -370,6 +539,26 @@ impl Runtime {
         out
     }
 
+    /// `text` with a prompt template expanded when it is `/name args` (pi's
+    /// `expandPromptTemplate`).
+    pub(crate) fn expand_prompt(&self, text: &str) -> String {
+        if self.skill_commands && text.starts_with("/skill:") {
+            return crate::config::skills::expand(text, &self.skills);
+        }
+        crate::config::templates::expand(text, &self.templates)
+    }
+
+    /// RPC `get_commands`: the prompt templates, then the skills (when skill commands are on).
+    pub(crate) fn commands(&self) -> Vec<serde_json::Value> {
+        let templates = self.templates.iter().map(|t| t.command_json());
+        let skills = self
+            .skills
+            .iter()
+            .filter(|_| self.skill_commands)
+            .map(|s| s.command_json());
+        templates.chain(skills).collect()
+    }
+
     /// The key for requests to `provider` (see [`Keys`]).
     pub(crate) fn key_for(&self, provider: &str) -> Option<ApiKey> {
         self.keys.key_for(provider)
@@ -396,8 +585,11 @@ impl Runtime {
         level
     }
 
-    /// Stops the embedded model, if one runs.
+    /// Stops the embedded model, if one runs, and the MCP servers.
     pub(crate) async fn shutdown(&self) {
+        for client in &self.mcp {
+            client.close().await;
+        }
         let server = lock(&self.server).take();
         if let Some(server) = server {
             let _ = server.shutdown().await;

@@ -1,9 +1,27 @@
-//! Which tools the agent gets: pi's defaults (`read`, `bash`, `edit`, `write`), `--tools` as an
-//! allowlist or as `+name`/`-name` changes to the defaults, `--no-tools` for none; every tool
-//! confined to the working directory (bash under the workspace sandbox).
+//! Which tools the agent gets: pi's defaults (`read`, `bash`, `edit`, `write`, or the
+//! `defaultTools` setting), `--tools` as an allowlist or as `+name`/`-name` changes to the
+//! defaults, `--no-tools` for none; every tool over the workspace (confined to the working
+//! directory unless `--sandbox none`), bash under the chosen sandbox.
+
+use std::path::PathBuf;
 
 use oxpi_agent_core::AgentToolHandle;
-use oxpi_tools::{RunningCommands, Workspace};
+use oxpi_tools::{RunningCommands, Sandbox, Workspace};
+
+/// How `bash` runs: its sandbox, shell (`shellPath`) and command prefix
+/// (`shellCommandPrefix`), and where its running commands are registered.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BashSetup {
+    /// The sandbox.
+    pub sandbox: Sandbox,
+    /// The shell, when not the default.
+    pub shell: Option<PathBuf>,
+    /// Put before every command on its own line.
+    pub command_prefix: Option<String>,
+    /// The running command trees and temporary directories, killed and removed when the
+    /// command ends on a signal.
+    pub commands: RunningCommands,
+}
 
 /// pi's default tools.
 pub(crate) const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -30,13 +48,18 @@ pub(crate) enum ToolChoiceError {
     },
 }
 
-/// The selected tool names, in the order given (defaults in pi's order).
-pub(crate) fn select(tools: Option<&str>, no_tools: bool) -> Result<Vec<String>, ToolChoiceError> {
+/// The selected tool names, in the order given; `defaults` (pi's, or the `defaultTools`
+/// setting) when no `--tools`, or the base `+name`/`-name` entries change.
+pub(crate) fn select_from(
+    tools: Option<&str>,
+    no_tools: bool,
+    defaults: &[String],
+) -> Result<Vec<String>, ToolChoiceError> {
     if no_tools {
         return Ok(Vec::new());
     }
     let Some(list) = tools else {
-        return Ok(DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect());
+        return Ok(defaults.to_vec());
     };
     let entries: Vec<&str> = list
         .split(',')
@@ -66,7 +89,7 @@ pub(crate) fn select(tools: Option<&str>, no_tools: bool) -> Result<Vec<String>,
     if changes != entries.len() {
         return Err(ToolChoiceError::Mixed);
     }
-    let mut out: Vec<String> = DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect();
+    let mut out: Vec<String> = defaults.to_vec();
     for entry in entries {
         let (sign, name) = entry.split_at(1);
         known(name)?;
@@ -78,11 +101,12 @@ pub(crate) fn select(tools: Option<&str>, no_tools: bool) -> Result<Vec<String>,
     Ok(out)
 }
 
-/// The tools named `names`, over `workspace`; `bash` registers its commands in `commands`.
+/// The tools named `names`, over `workspace`, bash as `bash` says (its running commands
+/// registered in `bash.commands`).
 pub(crate) fn build(
     names: &[String],
     workspace: &Workspace,
-    commands: &RunningCommands,
+    bash: &BashSetup,
 ) -> Result<Vec<AgentToolHandle>, ToolChoiceError> {
     names
         .iter()
@@ -90,9 +114,7 @@ pub(crate) fn build(
             let ws = workspace.clone();
             let built = match name.as_str() {
                 "read" => oxpi_tools::read_tool(ws),
-                "bash" => {
-                    AgentToolHandle::new(oxpi_tools::BashTool::new(ws).tracked_by(commands.clone()))
-                }
+                "bash" => bash_tool(ws, bash),
                 "edit" => oxpi_tools::edit_tool(ws),
                 "write" => oxpi_tools::write_tool(ws),
                 "grep" => oxpi_tools::grep_tool(ws),
@@ -108,12 +130,33 @@ pub(crate) fn build(
         .collect()
 }
 
+/// The `bash` tool over `ws` as `setup` says (also what RPC's `bash` command runs).
+#[cfg(unix)]
+pub(crate) fn configured_bash(ws: Workspace, setup: &BashSetup) -> oxpi_tools::BashTool {
+    let mut tool = oxpi_tools::BashTool::new(ws)
+        .with_sandbox(setup.sandbox.clone())
+        .sandbox_advice(crate::config::run::SANDBOX_ADVICE)
+        .tracked_by(setup.commands.clone());
+    if let Some(shell) = &setup.shell {
+        tool = tool.shell(shell);
+    }
+    if let Some(prefix) = &setup.command_prefix {
+        tool = tool.command_prefix(prefix);
+    }
+    tool
+}
+
+#[cfg(unix)]
+fn bash_tool(ws: Workspace, setup: &BashSetup) -> Result<AgentToolHandle, oxpi_tools::SchemaError> {
+    AgentToolHandle::new(configured_bash(ws, setup))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn names(list: Option<&str>, none: bool) -> Result<Vec<String>, ToolChoiceError> {
-        select(list, none)
+        select_from(list, none, &DEFAULT_TOOLS.map(String::from))
     }
 
     #[test]
@@ -139,11 +182,25 @@ mod tests {
     }
 
     #[test]
+    fn settings_defaults_are_the_base_of_changes() {
+        let defaults = ["read".to_string(), "grep".to_string()];
+        assert_eq!(select_from(None, false, &defaults).unwrap(), defaults);
+        assert_eq!(
+            select_from(Some("-grep,+ls"), false, &defaults).unwrap(),
+            ["read", "ls"]
+        );
+        assert_eq!(
+            select_from(Some("bash"), false, &defaults).unwrap(),
+            ["bash"]
+        );
+    }
+
+    #[test]
     fn every_builtin_tool_builds_with_its_name() {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         let all: Vec<String> = BUILTIN_TOOLS.iter().map(|s| s.to_string()).collect();
-        let tools = build(&all, &ws, &RunningCommands::new()).unwrap();
+        let tools = build(&all, &ws, &BashSetup::default()).unwrap();
         let built: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(built, BUILTIN_TOOLS);
     }

@@ -607,3 +607,32 @@ async fn set_auto_retry_turns_the_retry_of_a_failed_turn_on_and_off() {
     assert_eq!(assistant(&messages)["stopReason"], "error");
     assert_eq!(retries, Vec::<Value>::new());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_commands_lists_prompt_templates_and_a_prompt_expands_them() {
+    let d = dirs();
+    let prompts = d.home.join(".pi/agent/prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("fix.md"),
+        "---\ndescription: Fix the tests\n---\nFix $1, then ${2:-stop}.",
+    )
+    .unwrap();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+    let response = rpc.call(json!({"type": "get_commands"})).await;
+    assert_eq!(
+        data(&response),
+        &json!({"commands": [{"name": "fix", "description": "Fix the tests", "source": "prompt",
+            "sourceInfo": {"path": prompts.join("fix.md"), "source": "local", "scope": "user",
+                           "origin": "top-level"}}]})
+    );
+    rpc.call(json!({"type": "prompt", "message": "/fix \"the parser\""}))
+        .await;
+    rpc.settled().await;
+    assert_eq!(
+        last_user_text(&server.requests()[0]),
+        "Fix the parser, then stop."
+    );
+    assert_eq!(rpc.close().await, Some(0));
+}

@@ -49,6 +49,7 @@ pub struct McpServer {
     pub(crate) name: String,
     pub(crate) endpoint: Endpoint,
     pub(crate) prefix: bool,
+    pub(crate) pi_names: bool,
     pub(crate) call_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) max_result_bytes: usize,
@@ -61,6 +62,7 @@ impl McpServer {
             name: name.into(),
             endpoint,
             prefix: false,
+            pi_names: false,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
@@ -183,6 +185,13 @@ impl McpServer {
         self
     }
 
+    /// Names the tools as pi 1.6 does: `mcp__<server>__<tool>`, every character other than a
+    /// letter, digit or `_` replaced by `_` (instead of [`prefix_tool_names`](Self::prefix_tool_names)).
+    pub fn pi_tool_names(mut self) -> Self {
+        self.pi_names = true;
+        self
+    }
+
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -190,6 +199,20 @@ impl McpServer {
 
     /// The name a tool of this server is offered under.
     pub(crate) fn tool_name(&self, tool: &str) -> String {
+        if self.pi_names {
+            let clean = |s: &str| -> String {
+                s.chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect()
+            };
+            return format!("mcp__{}__{}", clean(&self.name), clean(tool));
+        }
         if self.prefix {
             format!("{}_{tool}", self.name)
         } else {

@@ -109,6 +109,8 @@ pub struct BashTool {
     exit_grace: Duration,
     own_tmp: Arc<Mutex<Option<Arc<tempfile::TempDir>>>>,
     tracker: Option<RunningCommands>,
+    command_prefix: Option<String>,
+    sandbox_advice: Option<String>,
 }
 
 impl BashTool {
@@ -123,6 +125,8 @@ impl BashTool {
             exit_grace: DEFAULT_EXIT_GRACE,
             own_tmp: Arc::default(),
             tracker: None,
+            command_prefix: None,
+            sandbox_advice: None,
         }
     }
 
@@ -130,6 +134,19 @@ impl BashTool {
     /// program ending on a signal can kill and remove them ([`RunningCommands::kill_all`]).
     pub fn tracked_by(mut self, commands: RunningCommands) -> Self {
         self.tracker = Some(commands);
+        self
+    }
+
+    /// Runs `<prefix>\n<command>` instead of the command (pi's `shellCommandPrefix`).
+    pub fn command_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.command_prefix = Some(prefix.into()).filter(|p: &String| !p.is_empty());
+        self
+    }
+
+    /// What a refusal by the sandbox says about turning it off, instead of naming
+    /// [`BashTool::with_sandbox`] (an application names its own option or setting).
+    pub fn sandbox_advice(mut self, advice: impl Into<String>) -> Self {
+        self.sandbox_advice = Some(advice.into());
         self
     }
 
@@ -291,15 +308,23 @@ impl AgentTool for BashTool {
         let mut prelude = None;
         if let Sandbox::Workspace(policy) = &self.sandbox {
             let tmp = self.own_tmp()?;
-            let prepared = crate::sandbox::prepare(policy, &cwd, tmp.path())
-                .map_err(|e| ToolError::new(format!("Cannot run the command: {e}")))?;
+            let prepared = crate::sandbox::prepare(policy, &cwd, tmp.path()).map_err(|e| {
+                let text = match &self.sandbox_advice {
+                    Some(advice) => e.to_string().replace(crate::sandbox::CHOOSE, advice),
+                    None => e.to_string(),
+                };
+                ToolError::new(format!("Cannot run the command: {text}"))
+            })?;
             env.extend(prepared.env);
             setup = prepared.setup;
             prelude = prepared.prelude;
         }
         let spec = RunSpec {
             shell,
-            command: args.command,
+            command: match &self.command_prefix {
+                Some(prefix) => format!("{prefix}\n{}", args.command),
+                None => args.command,
+            },
             cwd,
             env,
             timeout,

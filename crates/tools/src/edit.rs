@@ -164,7 +164,7 @@ fn edit_file(
     let resolved = workspace
         .resolve(shown)
         .map_err(|e| ToolError::new(e.to_string()))?;
-    let Ok(relative) = resolved.strip_prefix(workspace.root()) else {
+    let Some((anchor, relative)) = workspace.anchor(&resolved) else {
         return Err(ToolError::new(
             PathError::Outside {
                 path: shown.to_string(),
@@ -174,7 +174,7 @@ fn edit_file(
     };
     let cannot = |e: io::Error| ToolError::new(format!("Cannot edit {shown}: {e}"));
     let not_found = || ToolError::new(format!("File not found: {shown}"));
-    let (dir, name) = open_parent(workspace.root(), relative, false).map_err(|e| {
+    let (dir, name) = open_parent(anchor, relative, false).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             not_found()
         } else {

@@ -178,7 +178,7 @@ fn read_file(
 ) -> Result<AgentToolResult, ToolError> {
     let shown = args.path.as_str();
     let resolved = workspace
-        .resolve(shown)
+        .resolve_readable(shown)
         .map_err(|e| ToolError::new(e.to_string()))?;
     let cannot = |e: io::Error| ToolError::new(format!("Cannot read {shown}: {e}"));
     let not_found = || ToolError::new(format!("File not found: {shown}"));
@@ -198,7 +198,7 @@ fn read_file(
     // The path may have been swapped since the check: confirm on the handle itself.
     let meta = file.metadata().map_err(cannot)?;
     refuse_non_file(shown, &meta.file_type())?;
-    if opened_path(&file).is_some_and(|real| !workspace.contains(&real)) {
+    if opened_path(&file).is_some_and(|real| !workspace.contains_readable(&real)) {
         return Err(outside(shown));
     }
 

@@ -396,3 +396,22 @@ mod tests {
         assert!(matches!(Sandbox::best_effort(), Sandbox::Workspace(p) if p.best_effort));
     }
 }
+
+#[cfg(test)]
+mod advice_tests {
+    use super::*;
+
+    #[test]
+    fn every_refusal_ends_with_the_advice_an_application_replaces() {
+        let errors = [
+            SandboxError::Landlock {
+                found: "no Landlock".into(),
+            },
+            SandboxError::Seccomp,
+            SandboxError::Unsupported,
+        ];
+        for e in errors {
+            assert!(e.to_string().ends_with(CHOOSE), "{e}");
+        }
+    }
+}

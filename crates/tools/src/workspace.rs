@@ -165,6 +165,10 @@ pub enum PathError {
 pub struct Workspace {
     root: Arc<Path>,
     limits: Limits,
+    /// False when paths outside the root are allowed too (pi's tools, [`Workspace::unconfined`]).
+    confined: bool,
+    /// Directories outside the root that reading tools may also read.
+    read_roots: Arc<[PathBuf]>,
 }
 
 /// One step of a path being resolved (an owned [`Component`]).
@@ -201,7 +205,39 @@ impl Workspace {
         Ok(Self {
             root: Arc::from(root),
             limits: Limits::default(),
+            confined: true,
+            read_roots: Arc::from(Vec::new()),
         })
+    }
+
+    /// The same workspace without confinement: paths outside the root are allowed too, as
+    /// pi's tools allow them (relative paths still resolve against the root).
+    #[must_use]
+    pub fn unconfined(mut self) -> Self {
+        self.confined = false;
+        self
+    }
+
+    /// Whether paths outside the root (and the read-only roots) are refused.
+    pub fn is_confined(&self) -> bool {
+        self.confined
+    }
+
+    /// The same workspace where the reading tools (`read`, `ls`, `find`, `grep`) may also read
+    /// beneath `dir`, an existing directory (canonicalized here). Writing there stays refused.
+    pub fn with_read_root(mut self, dir: impl AsRef<Path>) -> io::Result<Self> {
+        let dir = fs::canonicalize(dir.as_ref())?;
+        let mut roots: Vec<PathBuf> = self.read_roots.iter().cloned().collect();
+        if !roots.contains(&dir) {
+            roots.push(dir);
+        }
+        self.read_roots = Arc::from(roots);
+        Ok(self)
+    }
+
+    /// The directories outside the root that the reading tools may read.
+    pub fn read_roots(&self) -> &[PathBuf] {
+        &self.read_roots
     }
 
     /// The same workspace with other limits.
@@ -243,6 +279,16 @@ impl Workspace {
     /// # }
     /// ```
     pub fn resolve(&self, path: &str) -> Result<PathBuf, PathError> {
+        self.resolve_within(path, false)
+    }
+
+    /// As [`Workspace::resolve`], but a path beneath one of the read-only roots
+    /// ([`Workspace::with_read_root`]) is accepted too: for tools that only read.
+    pub fn resolve_readable(&self, path: &str) -> Result<PathBuf, PathError> {
+        self.resolve_within(path, true)
+    }
+
+    fn resolve_within(&self, path: &str, readable: bool) -> Result<PathBuf, PathError> {
         if path.is_empty() {
             return Err(PathError::Empty);
         }
@@ -331,7 +377,12 @@ impl Workspace {
                 }
             }
         }
-        if resolved.starts_with(&self.root) {
+        let allowed = if readable {
+            self.contains_readable(&resolved)
+        } else {
+            self.contains(&resolved)
+        };
+        if allowed {
             Ok(resolved)
         } else {
             Err(PathError::Outside {
@@ -366,7 +417,25 @@ impl Workspace {
 
     /// Whether `path` (canonical) lies inside the root.
     pub(crate) fn contains(&self, path: &Path) -> bool {
-        path.starts_with(&self.root)
+        !self.confined || path.starts_with(&self.root)
+    }
+
+    /// The directory to open `resolved` beneath and its path from there: the root, or (in an
+    /// unconfined workspace) the file system's root for a path outside it.
+    pub(crate) fn anchor<'a>(&'a self, resolved: &'a Path) -> Option<(&'a Path, &'a Path)> {
+        if let Ok(relative) = resolved.strip_prefix(&self.root) {
+            return Some((&self.root, relative));
+        }
+        if self.confined {
+            return None;
+        }
+        let top = resolved.ancestors().last()?;
+        Some((top, resolved.strip_prefix(top).ok()?))
+    }
+
+    /// Whether `path` (canonical) lies inside the root or a read-only root.
+    pub(crate) fn contains_readable(&self, path: &Path) -> bool {
+        self.contains(path) || self.read_roots.iter().any(|r| path.starts_with(r))
     }
 }
 

@@ -113,7 +113,7 @@ fn write_file(
             "Cannot write {shown}: the path ends with \"/\", so it names a directory"
         )));
     }
-    let Ok(relative) = resolved.strip_prefix(workspace.root()) else {
+    let Some((anchor, relative)) = workspace.anchor(&resolved) else {
         return Err(ToolError::new(
             PathError::Outside {
                 path: shown.to_string(),
@@ -122,7 +122,7 @@ fn write_file(
         ));
     };
     // From here on, everything is relative to directory handles opened beneath the root.
-    let (dir, name) = open_parent(workspace.root(), relative, true).map_err(cannot)?;
+    let (dir, name) = open_parent(anchor, relative, true).map_err(cannot)?;
     // Changes of one file run one at a time in the process (an `edit` must not interleave).
     let _lock = lock_file(&dir, &name).map_err(cannot)?;
     let existing = match dir.symlink_metadata(&name) {

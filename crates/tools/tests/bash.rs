@@ -421,3 +421,14 @@ async fn output_that_is_not_utf8_is_cut_with_pi_s_notice_and_a_full_output_file(
         format!("{shown}\n\n[Showing last 50.0KB of line 1 (line is 87.9KB). Full output: {file}]")
     );
 }
+
+#[tokio::test]
+async fn a_command_prefix_runs_first_on_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        tool(&dir).command_prefix("shopt -s expand_aliases; alias hi='echo prefixed'"),
+        json!({"command": "hi"}),
+    )
+    .await;
+    assert_eq!(out.text(), "prefixed\n");
+}

@@ -246,3 +246,50 @@ async fn overlong_paths_are_refused_up_front() {
     }
     assert!(!fx.root.join("a").exists());
 }
+
+#[tokio::test]
+async fn an_unconfined_workspace_allows_any_path_and_read_roots_only_reading() {
+    let fx = Fixture::new();
+    let secret = fx.base().join("outside/secret.txt").display().to_string();
+    // pi's tools (`--sandbox none`): any path, relative ones from the root.
+    let open = fx.ws.clone().unconfined();
+    assert!(!open.is_confined());
+    let got = read(&open, json!({ "path": secret })).await.unwrap();
+    assert_eq!(text(&got), SECRET);
+    let got = read(&open, json!({ "path": "../outside/secret.txt" }))
+        .await
+        .unwrap();
+    assert_eq!(text(&got), SECRET);
+    let made = fx.base().join("outside/made.txt");
+    write(
+        &open,
+        json!({ "path": made.display().to_string(), "content": "x" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&made).unwrap(), "x");
+    // A read-only root: `read` may read beneath it, writing there stays refused.
+    let ws = fx
+        .ws
+        .clone()
+        .with_read_root(fx.base().join("outside"))
+        .unwrap();
+    assert_eq!(ws.read_roots(), [fx.base().join("outside")]);
+    let got = read(&ws, json!({ "path": secret })).await.unwrap();
+    assert_eq!(text(&got), SECRET);
+    let refused = write(&ws, json!({ "path": secret, "content": "pwned" })).await;
+    assert_eq!(
+        refused,
+        Err(format!("Path {secret:?} is outside the workspace"))
+    );
+    let other = fx.base().join("root-evil/secret.txt").display().to_string();
+    let refused = read(&ws, json!({ "path": other })).await;
+    assert_eq!(
+        refused,
+        Err(format!("Path {other:?} is outside the workspace"))
+    );
+    assert_eq!(
+        fs::read_to_string(fx.base().join("outside/secret.txt")).unwrap(),
+        SECRET
+    );
+}

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use oxpi_agent_core::{AgentTool, AgentToolResult, ToolUpdateFn};
-use oxpi_tools::{BashArgs, BashDetails, BashTool};
+use oxpi_tools::{BashArgs, BashDetails};
 use serde_json::{json, Value};
 
 use super::{failure, lock, success, Rpc};
@@ -99,8 +99,10 @@ impl Rpc {
         let cancel = lock(&self.bash_cancel).child_token();
         let rpc = self.clone();
         tokio::spawn(async move {
-            let tool = BashTool::new(rpc.runtime.workspace.clone())
-                .tracked_by(rpc.runtime.commands.clone());
+            let tool = crate::tool_choice::configured_bash(
+                rpc.runtime.workspace.clone(),
+                &rpc.runtime.bash,
+            );
             let writer = rpc.clone();
             let update_id = id.clone();
             let seen = Mutex::new(String::new());

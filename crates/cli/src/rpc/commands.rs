@@ -21,8 +21,8 @@ fn str_field<'a>(command: &'a Value, field: &str) -> Result<&'a str, String> {
 }
 
 /// The user message of a `prompt`/`steer`/`follow_up`: its text and optional images.
-fn user_message(command: &Value) -> Result<Message, String> {
-    let text = str_field(command, "message")?;
+fn user_message(rpc: &Rpc, command: &Value) -> Result<Message, String> {
+    let text = rpc.runtime.expand_prompt(str_field(command, "message")?);
     let mut blocks = vec![UserContent::text(text)];
     if let Some(images) = command.get("images").and_then(Value::as_array) {
         for image in images {
@@ -140,7 +140,7 @@ async fn dispatch(
     let agent = &rpc.runtime.agent;
     match kind {
         "prompt" => {
-            let message = user_message(command)?;
+            let message = user_message(rpc, command)?;
             if rpc.is_busy() {
                 let steer = match command.get("streamingBehavior").and_then(Value::as_str) {
                     Some("steer") => true,
@@ -157,7 +157,7 @@ async fn dispatch(
             Ok(None)
         }
         "steer" | "follow_up" => {
-            let message = user_message(command)?;
+            let message = user_message(rpc, command)?;
             rpc.enqueue(message, kind == "steer");
             ok(Some(json!({"disposition": "queued"})))
         }
@@ -251,7 +251,7 @@ async fn dispatch(
             };
             flag.store(enabled, Ordering::SeqCst);
             if kind == "set_auto_retry" {
-                let policy = enabled.then(crate::runtime::retry_policy);
+                let policy = enabled.then_some(rpc.runtime.retry);
                 rpc.runtime.agent.set_retry_policy(policy);
             }
             ok(None)
@@ -268,7 +268,7 @@ async fn dispatch(
             rpc.abort_bash();
             ok(None)
         }
-        "get_commands" => ok(Some(json!({"commands": []}))),
+        "get_commands" => ok(Some(json!({ "commands": rpc.runtime.commands() }))),
         _ => session_cmds::dispatch(rpc, kind, id, command).await,
     }
 }

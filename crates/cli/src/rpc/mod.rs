@@ -311,6 +311,7 @@ fn memchr_lf(buf: &[u8]) -> Option<usize> {
 
 /// Serves RPC on stdin/stdout until stdin closes; returns the exit code.
 pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
+    let auto_retry = runtime.config.retry.is_some();
     let rpc = Arc::new(Rpc {
         runtime,
         out: RecordWriter::default(),
@@ -319,7 +320,7 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
         compaction: Mutex::new(None),
         busy: AtomicBool::new(false),
         queues: Mutex::new(Queues::default()),
-        auto_retry: AtomicBool::new(true),
+        auto_retry: AtomicBool::new(auto_retry),
         bash_cancel: Mutex::default(),
         pending_bash: Mutex::default(),
     });

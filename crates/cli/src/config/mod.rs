@@ -1,0 +1,15 @@
+//! pi's configuration files, one loader each, shared by the command, RPC and the interactive
+//! mode: `settings.json` (`settings.rs`), project trust and `trust.json` (`trust.rs`),
+//! `models.json` (`models_json.rs`), `SYSTEM.md` / `APPEND_SYSTEM.md` (`system_md.rs`), the
+//! prompt templates (`templates.rs`), skills (`skills.rs`), the JSON reading they share
+//! (`json_file.rs`), `mcp.json` (`mcp_json.rs`), and what they decide for a run (`run.rs`).
+
+pub(crate) mod json_file;
+pub(crate) mod mcp_json;
+pub(crate) mod models_json;
+pub(crate) mod run;
+pub(crate) mod settings;
+pub(crate) mod skills;
+pub(crate) mod system_md;
+pub(crate) mod templates;
+pub(crate) mod trust;
