@@ -16,7 +16,7 @@ mod tool_calls;
 mod tool_run;
 mod turn_hooks;
 
-pub use agent::{Agent, AgentError, PromptInput, Subscription};
+pub use agent::{Agent, AgentError, PromptInput, RunOutcome, Subscription};
 pub use event::AgentEvent;
 pub use hooks::{
     AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,

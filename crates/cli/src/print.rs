@@ -52,10 +52,13 @@ pub(crate) async fn run_print(runtime: &Runtime, prompts: &[String]) -> i32 {
     });
     let mut code = 0;
     for prompt in prompts {
+        // A failed run is reported from the history below, as pi does.
         if let Err(e) = runtime
             .agent
             .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
             .await
+            .map(drop)
+            .or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) })
         {
             eprintln!("{e}");
             code = 1;
@@ -121,10 +124,13 @@ pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String]) -> i32 {
         }
     });
     for prompt in prompts {
+        // A failed run is reported from the history below, as pi does.
         if let Err(e) = runtime
             .agent
             .prompt(runtime.prompt_messages(crate::runtime::user_message(prompt)))
             .await
+            .map(drop)
+            .or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) })
         {
             eprintln!("{e}");
             return 1;

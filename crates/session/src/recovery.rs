@@ -4,7 +4,16 @@
 //! the window, or a context over the threshold, compacts without a retry. The prompt is in
 //! the session file before the first request and stays there (pi #7086).
 
-use oxpi_agent_core::{Agent, AgentError, PromptInput};
+use oxpi_agent_core::{Agent, AgentError, PromptInput, RunOutcome};
+
+/// `Ok` when the run happened, however it ended (a failed run is what recovery looks at; the
+/// final outcome is read after it); the error when the agent refused to run.
+fn ran(result: Result<RunOutcome, AgentError>) -> Result<(), AgentError> {
+    match result {
+        Err(e) if !e.is_run_failure() => Err(e),
+        _ => Ok(()),
+    }
+}
 use oxpi_ai::{is_context_overflow, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
@@ -30,20 +39,23 @@ impl SessionBinding {
     /// after a reply over the window or a context over the threshold, a compaction. Without
     /// [`AutoCompaction`](crate::AutoCompaction) (bound with [`crate::bind_agent`]) it is
     /// `agent.prompt(input)`. What each compaction did is in
-    /// [`take_compactions`](Self::take_compactions).
+    /// [`take_compactions`](Self::take_compactions). Returns the outcome after recovery, as
+    /// [`Agent::prompt`] does (a failure that recovery repaired is not an error).
     pub async fn prompt(
         &self,
         agent: &Agent,
         input: impl Into<PromptInput>,
-    ) -> Result<(), AgentError> {
-        agent.prompt(input).await?;
-        self.recover(agent).await
+    ) -> Result<RunOutcome, AgentError> {
+        ran(agent.prompt(input).await)?;
+        self.recover(agent).await?;
+        agent.last_outcome()
     }
 
     /// `agent.continue_()` with the same recovery as [`prompt`](Self::prompt).
-    pub async fn continue_(&self, agent: &Agent) -> Result<(), AgentError> {
-        agent.continue_().await?;
-        self.recover(agent).await
+    pub async fn continue_(&self, agent: &Agent) -> Result<RunOutcome, AgentError> {
+        ran(agent.continue_().await)?;
+        self.recover(agent).await?;
+        agent.last_outcome()
     }
 
     /// Compacts the session now with `summarizer` (pi's `/compact` and RPC `compact`) and
@@ -182,7 +194,7 @@ impl SessionBinding {
                         self.give_up(format!("the retry could not start: {e}"));
                         break;
                     }
-                    agent.continue_().await?;
+                    ran(agent.continue_().await)?;
                 }
                 Verdict::Compact => {
                     auto.compact(

@@ -95,7 +95,12 @@ impl Rpc {
         let handle = tokio::spawn(async move {
             let messages = rpc.runtime.prompt_messages(message);
             let result = rpc.runtime.agent.prompt(messages).await;
-            if let Err(e) = result {
+            // A failed run is in the history and the events, as in pi.
+            if let Err(e) =
+                result
+                    .map(drop)
+                    .or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) })
+            {
                 eprintln!("oxpi: the prompt could not run: {e}");
             }
             rpc.busy.store(false, Ordering::SeqCst);
