@@ -1,0 +1,91 @@
+//! Issue 39's small traps: a closure tool ([`AgentToolHandle::from_fn`]), [`AgentEvent::kind`]
+//! equal to the event's JSON `type`, [`AgentToolResult::text_content`], and the prelude naming
+//! everything a program needs (this file imports only `oxpi_agent_core`).
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{call, faux, options};
+use oxpi_agent_core::oxpi_ai::faux::FauxReply;
+use oxpi_agent_core::oxpi_ai::UserContent;
+use oxpi_agent_core::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "oxpi_agent_core::serde")]
+#[schemars(crate = "oxpi_agent_core::schemars")]
+struct City {
+    /// The city's name.
+    city: String,
+}
+
+fn weather() -> AgentToolHandle {
+    AgentToolHandle::from_fn("get_weather", "Current weather", |a: City| async move {
+        if a.city == "Atlantis" {
+            return Err(format!("No weather for {}", a.city));
+        }
+        Ok(format!("{}: sunny", a.city))
+    })
+    .expect("schema")
+}
+
+#[tokio::test]
+async fn a_closure_tool_runs_validated_arguments_and_its_error_reaches_the_model() {
+    let faux = faux();
+    faux.push(
+        call("c1", "get_weather", json!({"city": "Paris"})).with_raw_tool_call(
+            Some("c2".into()),
+            "get_weather",
+            json!({"city": "Atlantis"}).to_string(),
+        ),
+    );
+    faux.push(call("c3", "get_weather", json!({"town": "Rome"})));
+    faux.push(FauxReply::text("done"));
+    let agent = Agent::new(options(&faux).with_tool(weather()));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let _sub = agent.subscribe(move |e| {
+        let json = serde_json::to_value(e).expect("serializes");
+        sink.lock().unwrap().push((e.kind(), json["type"].clone()));
+    });
+
+    let reply = agent.prompt("weather?").await.expect("the run succeeds");
+
+    assert_eq!(reply.text(), "done");
+    let results: Vec<(String, bool)> = agent
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((r.text_content(), r.is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results[0], ("Paris: sunny".to_string(), false));
+    assert_eq!(results[1], ("No weather for Atlantis".to_string(), true));
+    assert!(
+        results[2].1,
+        "a missing argument is refused: {:?}",
+        results[2]
+    );
+    assert!(results[2].0.contains("city"), "{:?}", results[2]);
+    // kind() is the JSON `type` of every event of the run.
+    let events = events.lock().unwrap();
+    assert!(events.len() > 10);
+    for (kind, json_type) in events.iter() {
+        assert_eq!(json!(kind), *json_type);
+    }
+}
+
+#[test]
+fn tool_result_text_content_joins_text_blocks() {
+    let image = UserContent::Image(
+        serde_json::from_value(json!({"data": "AA==", "mimeType": "image/png"})).unwrap(),
+    );
+    let result = AgentToolResult::new(vec![
+        UserContent::text("one"),
+        image,
+        UserContent::text("two"),
+    ]);
+    assert_eq!(result.text_content(), "one\ntwo");
+    assert_eq!(AgentToolResult::from("x").text_content(), "x");
+}
