@@ -346,14 +346,20 @@ impl Models {
         Ok(models)
     }
 
-    /// Streams a reply from `model`'s provider with its auth resolved. A provider that is
-    /// unknown or not configured gives a stream of one `error` event saying so.
+    /// Streams a reply from `model`'s provider with its auth resolved. A model whose provider
+    /// the collection does not hold but which names its server (a `base_url`, as
+    /// [`Model::openai_compatible`] does) is streamed as it is, its key from `options` or its
+    /// provider's variables. A provider that is unknown (and no `base_url`) or not configured
+    /// gives a stream of one `error` event saying so.
     pub fn stream(
         &self,
         model: &Model,
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
+        if !self.providers.contains_key(&model.provider) && !model.base_url.is_empty() {
+            return crate::registry::stream(model, context, options);
+        }
         let prepared = self.providers.get(&model.provider).map_or_else(
             || Err(ModelsError::UnknownProvider(model.provider.clone())),
             |provider| self.apply_auth(provider, options).map(|o| (provider, o)),
