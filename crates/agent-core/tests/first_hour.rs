@@ -89,3 +89,17 @@ fn tool_result_text_content_joins_text_blocks() {
     assert_eq!(result.text_content(), "one\ntwo");
     assert_eq!(AgentToolResult::from("x").text_content(), "x");
 }
+
+#[test]
+fn thinking_levels_are_named_and_typed_alike() {
+    let model = faux().model();
+    let by_thinking = AgentOptions::new(model.clone()).with_thinking_level(ThinkingLevel::High);
+    let by_reasoning = AgentOptions::new(model.clone()).with_thinking_level(ReasoningLevel::High);
+    assert_eq!(by_thinking.thinking_level, Some(ReasoningLevel::High));
+    assert_eq!(by_reasoning.thinking_level, Some(ReasoningLevel::High));
+    let off = AgentOptions::new(model).with_thinking_level(ThinkingLevel::Off);
+    assert_eq!(off.thinking_level, None);
+    let simple = oxpi_agent_core::oxpi_ai::SimpleStreamOptions::new()
+        .with_thinking_level(ThinkingLevel::High);
+    assert_eq!(simple.reasoning, Some(ThinkingLevel::High));
+}

@@ -137,6 +137,12 @@ impl SimpleStreamOptions {
         self
     }
 
+    /// Sets the thinking level: [`with_reasoning`](Self::with_reasoning) under the name
+    /// `AgentOptions::with_thinking_level` has.
+    pub fn with_thinking_level(self, level: ThinkingLevel) -> Self {
+        self.with_reasoning(level)
+    }
+
     /// Sets the other options.
     pub fn with_options(mut self, options: StreamOptions) -> Self {
         self.options = options;
