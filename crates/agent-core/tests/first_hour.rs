@@ -103,3 +103,31 @@ fn thinking_levels_are_named_and_typed_alike() {
         .with_thinking_level(ThinkingLevel::High);
     assert_eq!(simple.reasoning, Some(ThinkingLevel::High));
 }
+
+/// The README's weather program is the example's, and its line count in the README is true.
+#[test]
+fn the_readme_weather_program_is_the_example() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/../../README.md")).unwrap();
+    let section = readme
+        .split_once("### An agent with a tool, with `oxpi-agent-core` and `tokio` only")
+        .expect("the README section")
+        .1;
+    let block = section
+        .split_once("```rust,ignore\n")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .expect("a Rust block")
+        .0;
+    let example = std::fs::read_to_string(format!("{root}/examples/weather.rs")).unwrap();
+    let program = example
+        .split_once("// --- the program (counted in README's line counts) ---\n")
+        .and_then(|(_, rest)| rest.split_once("// --- end of the program ---"))
+        .expect("the markers")
+        .0;
+    assert_eq!(block.trim(), program.trim());
+    let lines = program.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(
+        section.contains(&format!("| Agent with one custom tool (weather) | {lines} |")),
+        "the README's count is not {lines}"
+    );
+}
