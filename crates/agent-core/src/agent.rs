@@ -39,6 +39,9 @@ pub enum AgentError {
     /// A run is in progress.
     #[error("Agent is already processing a prompt. Use steer() or follow_up() to queue messages, or wait_for_idle().")]
     Busy,
+    /// [`crate::extract`] got no valid answer (the text says why).
+    #[error("Extraction failed: {0}")]
+    Extract(String),
     /// `reset` while a run is in progress (pi's text).
     #[error("Agent is already processing. Wait for completion before resetting.")]
     BusyResetting,

@@ -43,6 +43,7 @@
 
 mod agent;
 mod event;
+mod extract;
 mod fn_tool;
 mod hooks;
 mod inner;
@@ -64,6 +65,7 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use agent::{Agent, AgentError, PromptInput, RunOutcome, Subscription};
 pub use event::AgentEvent;
+pub use extract::{extract, EXTRACT_TOOL};
 pub use hooks::{
     AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,
     ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, ToolOutcome,

@@ -5,8 +5,8 @@
 //! unless the program depends on them itself.
 
 pub use crate::{
-    Agent, AgentError, AgentEvent, AgentOptions, AgentTool, AgentToolHandle, AgentToolResult,
-    CancellationToken, RunOutcome, ToolError, ToolUpdateFn,
+    extract, Agent, AgentError, AgentEvent, AgentOptions, AgentTool, AgentToolHandle,
+    AgentToolResult, CancellationToken, RunOutcome, ToolError, ToolUpdateFn,
 };
 pub use oxpi_ai::{
     AssistantMessage, Message, Model, Models, ReasoningLevel, StopReason, ThinkingLevel,

@@ -127,7 +127,78 @@ fn the_readme_weather_program_is_the_example() {
     assert_eq!(block.trim(), program.trim());
     let lines = program.lines().filter(|l| !l.trim().is_empty()).count();
     assert!(
-        section.contains(&format!("| Agent with one custom tool (weather) | {lines} |")),
+        section.contains(&format!(
+            "| Agent with one custom tool (weather) | {lines} |"
+        )),
         "the README's count is not {lines}"
     );
+}
+
+#[derive(Deserialize, JsonSchema, Debug, PartialEq)]
+#[serde(crate = "oxpi_agent_core::serde")]
+#[schemars(crate = "oxpi_agent_core::schemars")]
+struct Person {
+    name: String,
+    age: u32,
+}
+
+#[tokio::test]
+async fn extract_returns_the_struct_and_forces_the_tool() {
+    let faux = faux();
+    faux.push(call(
+        "c1",
+        EXTRACT_TOOL_NAME,
+        json!({"name": "Ada", "age": 36}),
+    ));
+    let person: Person = oxpi_agent_core::extract(options(&faux), "Ada, 36")
+        .await
+        .expect("a person");
+    assert_eq!(
+        person,
+        Person {
+            name: "Ada".into(),
+            age: 36
+        }
+    );
+    let requests = faux.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].tools, vec![EXTRACT_TOOL_NAME.to_string()]);
+}
+
+#[tokio::test]
+async fn extract_gives_one_repair_turn_then_a_clear_error() {
+    let faux = faux();
+    faux.push(call("c1", EXTRACT_TOOL_NAME, json!({"name": "Ada"})));
+    faux.push(call(
+        "c2",
+        EXTRACT_TOOL_NAME,
+        json!({"name": "Ada", "age": 36}),
+    ));
+    let person: Person = oxpi_agent_core::extract(options(&faux), "Ada, 36")
+        .await
+        .expect("repaired");
+    assert_eq!(person.age, 36);
+    assert_eq!(faux.requests().len(), 2);
+
+    let faux = faux_two_misses();
+    let error = oxpi_agent_core::extract::<Person>(options(&faux), "Ada")
+        .await
+        .expect_err("no age twice");
+    assert!(matches!(error, AgentError::Extract(_)), "{error:?}");
+    assert!(error.to_string().contains("age"), "{error}");
+    assert_eq!(faux.requests().len(), 2, "one repair turn only");
+}
+
+const EXTRACT_TOOL_NAME: &str = oxpi_agent_core::EXTRACT_TOOL;
+
+fn faux_two_misses() -> oxpi_agent_core::oxpi_ai::faux::FauxProvider {
+    let faux = faux();
+    faux.push(call("c1", EXTRACT_TOOL_NAME, json!({"name": "Ada"})));
+    faux.push(call("c2", EXTRACT_TOOL_NAME, json!({"name": "Ada"})));
+    faux.push(call(
+        "c3",
+        EXTRACT_TOOL_NAME,
+        json!({"name": "Ada", "age": 1}),
+    ));
+    faux
 }
