@@ -132,6 +132,19 @@ fn the_readme_weather_program_is_the_example() {
         )),
         "the README's count is not {lines}"
     );
+    let example = std::fs::read_to_string(format!("{root}/examples/extract.rs")).unwrap();
+    let program = example
+        .split_once("// --- the program (counted in README's line counts) ---\n")
+        .and_then(|(_, rest)| rest.split_once("// --- end of the program ---"))
+        .expect("the markers")
+        .0;
+    let lines = program.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(
+        section.contains(&format!(
+            "| Typed struct extracted from text (`examples/extract.rs`) | {lines} |"
+        )),
+        "the README's typed-output count is not {lines}"
+    );
 }
 
 #[derive(Deserialize, JsonSchema, Debug, PartialEq)]
