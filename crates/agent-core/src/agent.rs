@@ -5,7 +5,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use futures::FutureExt;
-use oxpi_ai::{AssistantMessage, Message, Model, ReasoningLevel, SharedPartial, UserMessage};
+use oxpi_ai::{
+    AssistantMessage, Message, Model, ReasoningLevel, SharedPartial, StopReason, UserMessage,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
@@ -17,12 +19,29 @@ use crate::tool::AgentToolHandle;
 use crate::tool_run::RunToolCallOptions;
 use crate::turn_hooks::AgentContext;
 
-/// Misuse of the agent (run failures are in the history and [`Agent::error_message`], not here).
+/// Why [`Agent::prompt`] or [`Agent::continue_`] did not end well: misuse of the agent, or a run
+/// that ended early ([`AgentError::Run`]). A failed run is still in the history, as in pi: its
+/// last assistant message carries the error, and [`Agent::error_message`] says it too.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
+    /// The run ended early: a provider error (connection refused, no API key, HTTP status),
+    /// an abort, the turn limit, or a hook that panicked. The text is
+    /// [`Agent::error_message`]'s.
+    #[error("{error_message}")]
+    Run {
+        /// Why the run stopped (pi's `errorMessage`).
+        error_message: String,
+        /// The stop reason of the run's last assistant message (`error`, `aborted`; `toolUse`
+        /// when the turn limit stopped it), if the run has one.
+        stop_reason: Option<StopReason>,
+    },
     /// A run is in progress.
     #[error("Agent is already processing a prompt. Use steer() or follow_up() to queue messages, or wait_for_idle().")]
     Busy,
+    /// [`crate::extract`] got no valid answer (the text says why).
+    #[error("Extraction failed: {0}")]
+    Extract(String),
     /// `reset` while a run is in progress (pi's text).
     #[error("Agent is already processing. Wait for completion before resetting.")]
     BusyResetting,
@@ -32,6 +51,34 @@ pub enum AgentError {
     /// `continue_` when the last message is from the assistant.
     #[error("Cannot continue from message role: assistant")]
     CannotContinueFromAssistant,
+}
+
+impl AgentError {
+    /// True for [`AgentError::Run`]: the run happened and failed, its failure is in the
+    /// history (as opposed to a prompt that was refused and changed nothing).
+    pub fn is_run_failure(&self) -> bool {
+        matches!(self, Self::Run { .. })
+    }
+}
+
+/// What a run that ended well produced: its last assistant message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunOutcome {
+    /// The last assistant message of the run (its stop reason is `stop`, `length` or `toolUse`).
+    pub message: AssistantMessage,
+}
+
+impl RunOutcome {
+    /// The final reply's text blocks, joined (thinking and tool calls left out).
+    pub fn text(&self) -> String {
+        self.message.text()
+    }
+
+    /// The final reply's stop reason.
+    pub fn stop_reason(&self) -> StopReason {
+        self.message.stop_reason
+    }
 }
 
 /// What to prompt with.
@@ -385,15 +432,20 @@ impl Agent {
         let _ = idle.wait_for(|idle| *idle).await;
     }
 
-    /// Appends `input` and runs until the model stops. Failures of the run (provider errors,
-    /// abort, max turns) end up in the history and [`error_message`](Self::error_message).
-    pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
+    /// Appends `input` and runs until the model stops; returns the final assistant message.
+    ///
+    /// A run that ends early (provider error such as connection refused or a missing API key,
+    /// abort, max turns) returns [`AgentError::Run`] — and, as in pi, its failure is also in the
+    /// history and [`error_message`](Self::error_message). `agent.prompt(..).await?` therefore
+    /// stops a program at the first failed run.
+    pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<RunOutcome, AgentError> {
         let PromptInput::Messages(messages) = input.into();
         self.run(messages).await
     }
 
     /// Runs from the current history (e.g. after an error, or after appending tool results).
-    pub async fn continue_(&self) -> Result<(), AgentError> {
+    /// Returns as [`prompt`](Self::prompt) does.
+    pub async fn continue_(&self) -> Result<RunOutcome, AgentError> {
         if self.is_streaming() {
             return Err(AgentError::Busy);
         }
@@ -407,7 +459,7 @@ impl Agent {
 
     /// Runs in a task of its own, so the history stays consistent even if the caller drops the
     /// returned future; the future resolves when the run ends.
-    async fn run(&self, new_messages: Vec<Message>) -> Result<(), AgentError> {
+    async fn run(&self, new_messages: Vec<Message>) -> Result<RunOutcome, AgentError> {
         let Ok(run_guard) = self.inner.run_lock.clone().try_lock_owned() else {
             return Err(AgentError::Busy);
         };
@@ -444,7 +496,30 @@ impl Agent {
                     .await;
             }
         }
-        Ok(())
+        self.last_outcome()
+    }
+
+    /// The outcome of the last run, read from the state as [`prompt`](Self::prompt) returns it:
+    /// [`AgentError::Run`] when [`error_message`](Self::error_message) is set, else the last
+    /// assistant message of the history ([`AgentError::NoMessages`] when there is none).
+    pub fn last_outcome(&self) -> Result<RunOutcome, AgentError> {
+        let state = self.inner.state();
+        let last = state.messages.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => Some(a),
+            _ => None,
+        });
+        if let Some(error_message) = &state.error_message {
+            return Err(AgentError::Run {
+                error_message: error_message.clone(),
+                stop_reason: last.map(|a| a.stop_reason),
+            });
+        }
+        match last {
+            Some(message) => Ok(RunOutcome {
+                message: message.clone(),
+            }),
+            None => Err(AgentError::NoMessages),
+        }
     }
 }
 

@@ -132,3 +132,25 @@ fn with_roles<S: Serializer>(
     }
     serializer.collect_seq(results.iter().map(Tagged::ToolResult))
 }
+
+impl AgentEvent {
+    /// The event's `type` as it appears in its JSON (`"agent_start"`, `"message_update"`, …),
+    /// for logs and `match`-free filtering.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::AgentStart => "agent_start",
+            Self::AgentEnd { .. } => "agent_end",
+            Self::TurnStart => "turn_start",
+            Self::TurnEnd { .. } => "turn_end",
+            Self::MessageStart { .. } => "message_start",
+            Self::MessageUpdate { .. } => "message_update",
+            Self::MessageEnd { .. } => "message_end",
+            Self::ToolExecutionStart { .. } => "tool_execution_start",
+            Self::ToolExecutionUpdate { .. } => "tool_execution_update",
+            Self::ToolExecutionEnd { .. } => "tool_execution_end",
+            Self::AutoRetryStart { .. } => "auto_retry_start",
+            Self::RetryAttemptStart { .. } => "retry_attempt_start",
+            Self::AutoRetryEnd { .. } => "auto_retry_end",
+        }
+    }
+}

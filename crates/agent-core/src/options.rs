@@ -148,8 +148,10 @@ impl AgentOptions {
     }
 
     /// Sets the [`thinking_level`](Self::thinking_level) for reasoning models.
-    pub fn with_thinking_level(mut self, level: ReasoningLevel) -> Self {
-        self.thinking_level = Some(level);
+    /// Takes a [`ReasoningLevel`] or, as `SimpleStreamOptions::with_thinking_level` does, a
+    /// [`ThinkingLevel`](oxpi_ai::ThinkingLevel) (`Off` sets none).
+    pub fn with_thinking_level(mut self, level: impl Into<Option<ReasoningLevel>>) -> Self {
+        self.thinking_level = level.into();
         self
     }
 

@@ -58,6 +58,18 @@ impl AgentToolResult {
         Self::new(vec![UserContent::text(text)])
     }
 
+    /// The text blocks of the content, joined by newlines (images left out).
+    pub fn text_content(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                UserContent::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Adds structured content (see [`structured_content`](Self::structured_content)).
     pub fn with_structured_content(mut self, structured_content: Value) -> Self {
         self.structured_content = Some(structured_content);

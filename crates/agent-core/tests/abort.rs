@@ -49,7 +49,7 @@ async fn abort_during_the_stream_ends_with_an_aborted_assistant() {
 
     let aborter = abort_after(&agent, Duration::from_millis(45));
     let started = tokio::time::Instant::now();
-    agent.prompt("tell me a long story").await.unwrap();
+    agent.prompt("tell me a long story").await.ran();
     aborter.await.unwrap();
     assert!(
         started.elapsed() < Duration::from_millis(500),
@@ -89,7 +89,7 @@ async fn abort_while_a_tool_call_streams_pairs_it_without_running_it() {
     let agent = Agent::new(options(&faux).with_tool(handle(read.clone())));
     let (log, _sub) = EventLog::attach(&agent);
     let aborter = abort_after(&agent, Duration::from_millis(55));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     aborter.await.unwrap();
 
     let messages = agent.messages();
@@ -125,7 +125,7 @@ async fn abort_during_a_long_tool_gives_an_aborted_result_promptly() {
     let (log, _sub) = EventLog::attach(&agent);
     let aborter = abort_after(&agent, Duration::from_millis(50));
     let started = tokio::time::Instant::now();
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     aborter.await.unwrap();
 
     // Virtual time: waiting for the tool would have jumped an hour ahead.
@@ -177,7 +177,7 @@ async fn abort_between_turns_stops_before_the_next_request() {
             aborter.abort();
         }
     });
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     drop(sub);
 
     assert_eq!(faux.call_count(), 1);
@@ -285,7 +285,7 @@ async fn run_aborting_at(k: usize, mode: ToolExecution) -> (Agent, FauxProvider,
             aborter.abort();
         }
     });
-    agent.prompt("do both").await.expect("prompt");
+    agent.prompt("do both").await.ran();
     drop(sub); // breaks the agent → listener → agent cycle
     (agent, faux, log.events())
 }
@@ -390,7 +390,7 @@ async fn sequential_abort_never_starts_the_remaining_tools() {
                 .with_tool_execution(ToolExecution::Sequential),
         );
         let aborter = abort_after(&agent, Duration::from_millis(20));
-        agent.prompt("go").await.unwrap();
+        agent.prompt("go").await.ran();
         aborter.await.unwrap();
         assert_idle_and_paired(&agent);
         let results = tool_results(&agent.messages());
@@ -415,7 +415,7 @@ async fn abort_result_of_a_cancellation_aware_tool_is_deterministic() {
         faux.push(call("c1", "wait_cancel", json!({})));
         let agent = Agent::new(options(&faux).with_tool(handle(CancelAwareTool)));
         let aborter = abort_after(&agent, Duration::from_millis(20));
-        agent.prompt("go").await.unwrap();
+        agent.prompt("go").await.ran();
         aborter.await.unwrap();
         assert_idle_and_paired(&agent);
         let r = tool_results(&agent.messages()).remove(0);
@@ -436,7 +436,7 @@ async fn abort_during_a_cancellation_aware_tool_ends_promptly_and_pairs() {
     let agent = Agent::new(options(&faux).with_tool(handle(CancelAwareTool)));
     let aborter = abort_after(&agent, Duration::from_millis(20));
     let started = tokio::time::Instant::now();
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     aborter.await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(faux.call_count(), 1);
@@ -462,7 +462,7 @@ async fn abort_with_steering_queued_keeps_the_steering_message_for_later() {
             *flag.lock().unwrap() = true;
         }
     });
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     drop(sub);
     assert!(*steered.lock().unwrap());
     assert_eq!(faux.call_count(), 1);

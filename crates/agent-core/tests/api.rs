@@ -95,7 +95,7 @@ async fn continue_after_an_assistant_message_is_rejected() {
 
     // Also after a failed reply: the error assistant message ends the history.
     faux.push(FauxReply::error("boom"));
-    agent.prompt("again").await.unwrap();
+    agent.prompt("again").await.ran();
     assert_eq!(
         agent.continue_().await,
         Err(AgentError::CannotContinueFromAssistant)
@@ -433,7 +433,7 @@ async fn prompt_from_an_agent_end_listener_is_busy() {
         let (a, slot) = (a.clone(), slot.clone());
         async move {
             if matches!(*e, AgentEvent::AgentEnd { .. }) {
-                *slot.lock().unwrap() = Some(a.prompt("nested").await);
+                *slot.lock().unwrap() = Some(a.prompt("nested").await.map(drop));
             }
         }
     });
@@ -473,7 +473,7 @@ async fn unknown_api_is_a_run_error() {
     let agent =
         Agent::new(AgentOptions::new(faux.model()).with_registry(oxpi_ai::ProviderRegistry::new()));
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("hi").await.unwrap();
+    agent.prompt("hi").await.ran();
     let error = agent.error_message().unwrap();
     assert!(error.contains("No provider registered"), "{error}");
     assert_eq!(

@@ -123,7 +123,7 @@ async fn agent_end_error_message_is_an_optional_extension() {
     faux.push(FauxReply::error("boom"));
     let agent = Agent::new(options(&faux));
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     let end = serde_json::to_value(log.events().last().unwrap()).unwrap();
     assert_eq!(keys(&end), set(&["type", "messages", "errorMessage"]));
     assert_eq!(end["errorMessage"], "boom");

@@ -484,7 +484,7 @@ async fn length_stop_with_tool_calls_fails_them_without_running_them() {
     let read = ReadTool::default();
     let agent = Agent::new(options(&faux).with_tool(handle(read.clone())));
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     let messages = agent.messages();
     assert_eq!(assistants(&messages)[0].stop_reason, StopReason::Length);
     let results = tool_results(&messages);
@@ -513,7 +513,7 @@ async fn provider_error_sets_error_message_and_ends_the_history() {
     faux.push(FauxReply::error("upstream exploded"));
     let agent = Agent::new(options(&faux));
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(agent.error_message().as_deref(), Some("upstream exploded"));
     let messages = agent.messages();
     assert_eq!(roles(&messages), ["user", "assistant"]);
@@ -540,7 +540,7 @@ async fn provider_error_after_a_tool_call_block_still_pairs_the_call() {
     faux.push(reply);
     let read = ReadTool::default();
     let agent = Agent::new(options(&faux).with_tool(handle(read.clone())));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(agent.error_message().as_deref(), Some("connection reset"));
     assert!(
         read.calls().is_empty(),
@@ -557,7 +557,7 @@ async fn provider_error_after_a_tool_call_block_still_pairs_the_call() {
 async fn empty_queue_is_a_provider_error() {
     let faux = faux();
     let agent = Agent::new(options(&faux));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(
         agent.error_message().as_deref(),
         Some("No more faux responses queued")
@@ -582,7 +582,7 @@ async fn max_turns_stops_a_model_that_always_calls_tools() {
             .with_max_turns(2),
     );
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("loop forever").await.unwrap();
+    agent.prompt("loop forever").await.ran();
 
     assert_eq!(faux.call_count(), 2);
     assert_eq!(faux.pending(), 3);

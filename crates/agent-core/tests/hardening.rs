@@ -37,7 +37,7 @@ async fn prompt_and_abort_when(agent: Agent, entered: &Notify) -> Arc<Agent> {
         .await
         .expect("the aborted run ended")
         .unwrap()
-        .unwrap();
+        .ran();
     agent
 }
 
@@ -51,7 +51,7 @@ async fn a_follow_up_taken_at_max_turns_stays_a_follow_up() {
     faux.push(FauxReply::text("second answer"));
     let agent = Agent::new(options(&faux).with_max_turns(1));
     agent.follow_up(Message::user("and then?"));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
 
     assert_eq!(faux.call_count(), 1);
     assert_eq!(
@@ -149,7 +149,7 @@ async fn a_panicking_stream_fn_ends_the_run_in_balance() {
     opts.stream_fn = Some(Arc::new(|_, _, _| panic!("no provider today")));
     let agent = Agent::new(opts);
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
 
     assert_event_grammar(&log.events());
     let names = log.names();

@@ -279,7 +279,7 @@ async fn panicking_transform_context_still_ends_the_run_with_agent_end() {
     }));
     let agent = Agent::new(opts);
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert!(agent
         .error_message()
         .unwrap()

@@ -147,7 +147,7 @@ async fn follow_up_modes_and_queue_control() {
     agent.set_follow_up_mode(QueueMode::All);
     agent.follow_up(Message::user("g1"));
     agent.follow_up(Message::user("g2"));
-    agent.prompt("again").await.unwrap();
+    agent.prompt("again").await.ran();
     assert_eq!(user_texts(&agent)[3..], ["again", "g1", "g2"]);
     assert_eq!(faux.call_count(), 5, "g1 and g2 went out together");
 
@@ -340,7 +340,7 @@ async fn a_failing_get_api_key_ends_the_run_before_anything_is_sent() {
         http_agent_options(&server)
             .with_get_api_key(|_| async { Err("the vault is sealed".to_string()) }),
     );
-    agent.prompt("hi").await.unwrap();
+    agent.prompt("hi").await.ran();
     assert!(server.requests().is_empty());
     let text = "get_api_key failed for provider openai-compatible: the vault is sealed";
     assert_eq!(agent.error_message().as_deref(), Some(text));

@@ -143,7 +143,7 @@ async fn the_budget_runs_out_and_the_last_failure_stays() {
     faux.push(FauxReply::text("never asked"));
     let agent = Agent::new(options(&faux).with_retry(RetryPolicy::new(1, Duration::from_secs(2))));
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(faux.call_count(), 2);
     assert_eq!(
         retry_events(&log).last().unwrap(),
@@ -158,7 +158,7 @@ async fn no_policy_no_retry_and_a_context_overflow_is_never_retried() {
     let faux = faux();
     faux.push(FauxReply::error("overloaded"));
     let agent = Agent::new(options(&faux));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(
         (faux.call_count(), agent.error_message().as_deref()),
         (1, Some("overloaded"))
@@ -170,7 +170,7 @@ async fn no_policy_no_retry_and_a_context_overflow_is_never_retried() {
     faux.push(FauxReply::error(text));
     faux.push(FauxReply::text("never asked"));
     let agent = Agent::new(options(&faux).with_retry(RetryPolicy::new(3, Duration::from_secs(2))));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(faux.call_count(), 1);
     assert_eq!(agent.error_message().as_deref(), Some(text));
 }
@@ -192,7 +192,7 @@ async fn an_abort_during_the_wait_ends_the_turn_as_aborted_without_a_second_requ
     .await;
     let waited = tokio::time::Instant::now();
     agent.abort();
-    running.await.unwrap().unwrap();
+    running.await.unwrap().ran();
     assert!(
         waited.elapsed() < Duration::from_secs(30),
         "the wait was cut short"
@@ -228,7 +228,7 @@ async fn set_retry_policy_turns_retrying_on_and_off_between_runs() {
     assert_eq!(last_assistant(&agent.messages()).text(), "the answer");
 
     agent.set_retry_policy(None);
-    agent.prompt("second").await.unwrap();
+    agent.prompt("second").await.ran();
     assert_eq!(faux.call_count(), 3, "no retry once the policy is off");
     let last = last_assistant(&agent.messages());
     assert_eq!(last.stop_reason, StopReason::Error);
@@ -256,7 +256,7 @@ async fn abort_retry_ends_the_wait_and_the_failed_reply_stays_as_an_error() {
     .await;
     let waited = tokio::time::Instant::now();
     assert!(agent.abort_retry(), "the wait in progress was cancelled");
-    running.await.unwrap().unwrap();
+    running.await.unwrap().ran();
     assert!(
         waited.elapsed() < Duration::from_secs(30),
         "the wait was cut short"
@@ -388,7 +388,7 @@ async fn a_429_whose_body_says_the_quota_is_exhausted_is_not_retried() {
         .unwrap();
     let agent = Agent::new(http_options(chat_model(&server)));
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("hi").await.unwrap();
+    agent.prompt("hi").await.ran();
     assert_eq!(server.requests().len(), 1);
     assert!(retry_events(&log).is_empty());
     let last = last_assistant(&agent.messages());

@@ -453,7 +453,7 @@ async fn reset_is_refused_while_running_and_clears_everything_after() {
         "Agent is already processing. Wait for completion before resetting."
     );
     agent.abort();
-    running.await.unwrap().unwrap();
+    running.await.unwrap().ran();
     agent.follow_up(Message::user("later"));
     assert!(agent.error_message().is_some() && !agent.messages().is_empty());
     agent.reset().unwrap();

@@ -124,7 +124,7 @@ async fn finish_turn_sees_an_error_turn_and_cannot_continue_it() {
         log.lock().unwrap().push(turn.message.stop_reason);
         async { Some(TurnAction::Continue) }
     }));
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(*seen.lock().unwrap(), [StopReason::Error]);
     assert_eq!(faux.call_count(), 1);
     assert_eq!(agent.error_message().as_deref(), Some("boom"));
@@ -141,7 +141,7 @@ async fn a_panicking_finish_turn_ends_the_run_naming_the_hook() {
             .with_finish_turn(|_turn, _cancel| async { panic!("no decision") }),
     );
     let (log, _sub) = EventLog::attach(&agent);
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(faux.call_count(), 1);
     assert_eq!(
         agent.error_message().as_deref(),
@@ -271,7 +271,7 @@ async fn a_panicking_prepare_request_ends_the_turn_without_a_request() {
     let agent = Agent::new(
         options(&faux).with_prepare_request(|_request, _cancel| async { panic!("no route") }),
     );
-    agent.prompt("go").await.unwrap();
+    agent.prompt("go").await.ran();
     assert_eq!(faux.call_count(), 0);
     let text = "The prepare_request hook panicked: no route";
     assert_eq!(agent.error_message().as_deref(), Some(text));

@@ -115,6 +115,15 @@ impl ReasoningLevel {
     }
 }
 
+/// A thinking level where a reasoning level is taken (`off` is none), so
+/// `AgentOptions::with_thinking_level` takes the same [`ThinkingLevel`] as
+/// `SimpleStreamOptions::with_thinking_level`.
+impl From<ThinkingLevel> for Option<ReasoningLevel> {
+    fn from(level: ThinkingLevel) -> Self {
+        ReasoningLevel::from_thinking_level(level)
+    }
+}
+
 impl From<ReasoningLevel> for ThinkingLevel {
     fn from(level: ReasoningLevel) -> Self {
         match level {

@@ -115,13 +115,30 @@ async fn an_unconfigured_provider_fails_at_once_naming_its_variables() {
     assert!(server.requests().is_empty(), "nothing was sent");
     assert_eq!(models.check_auth("groq"), Ok(None));
 
+    // A provider the collection does not hold, without a server to send to, is unknown.
     let mut stranger = groq_at(&server);
     stranger.provider = "nobody".into();
+    stranger.base_url = String::new();
     let reply = models.complete(&stranger, &context(), options()).await;
     assert_eq!(
         reply.error_message.as_deref(),
         Some("Unknown provider: nobody")
     );
+}
+
+/// Issue 39, trap 6: a model built by hand for a server of one's own streams through `Models`.
+#[tokio::test]
+async fn a_model_with_its_own_url_streams_through_the_collection() {
+    let server = TestServer::start(vec![answer("hello")]).await.unwrap();
+    let models = Models::builder()
+        .env(Env::from_pairs::<&str, &str>([]))
+        .build();
+    let model = Model::openai_compatible(format!("{}/v1", server.base_url()), "local");
+    let reply = models.complete(&model, &context(), options()).await;
+    assert_eq!(reply.error_message, None);
+    assert_eq!(reply.stop_reason, StopReason::Stop);
+    assert_eq!(reply.text(), "hello");
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]

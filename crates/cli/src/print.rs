@@ -58,12 +58,15 @@ pub(crate) async fn run_print(
     });
     let mut code = 0;
     for (i, prompt) in prompts.iter().enumerate() {
+        // A failed run is reported from the history below, as pi does.
         if let Err(e) = runtime
             .prompt(runtime.prompt_messages(crate::runtime::user_message_with(
                 &runtime.expand_prompt(prompt),
                 if i == 0 { images } else { &[] },
             )))
             .await
+            .map(drop)
+            .or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) })
         {
             eprintln!("{e}");
             code = 1;
@@ -129,12 +132,15 @@ pub(crate) async fn run_json(runtime: &Runtime, prompts: &[String], images: &[Us
         }
     });
     for (i, prompt) in prompts.iter().enumerate() {
+        // A failed run is reported from the history below, as pi does.
         if let Err(e) = runtime
             .prompt(runtime.prompt_messages(crate::runtime::user_message_with(
                 &runtime.expand_prompt(prompt),
                 if i == 0 { images } else { &[] },
             )))
             .await
+            .map(drop)
+            .or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) })
         {
             eprintln!("{e}");
             return 1;

@@ -471,7 +471,7 @@ impl Runtime {
         match binding {
             Some(binding) if self.auto_compaction.load(Ordering::SeqCst) => {
                 match binding.prompt(&self.agent, messages).await {
-                    Ok(()) => Ok(()),
+                    Ok(_) => Ok(()),
                     Err(RunError::Agent(e)) => Err(e),
                     // Reported by `take_session_errors`, as the appends of any other run.
                     Err(append) => {
@@ -480,7 +480,7 @@ impl Runtime {
                     }
                 }
             }
-            _ => self.agent.prompt(messages).await.map(|_| ()),
+            _ => self.agent.prompt(messages).await.map(drop),
         }
     }
 

@@ -4,7 +4,7 @@
 //! the window, or a context over the threshold, compacts without a retry. The prompt is in
 //! the session file before the first request and stays there (pi #7086).
 
-use oxpi_agent_core::{Agent, AgentError, PromptInput};
+use oxpi_agent_core::{Agent, AgentError, PromptInput, RunOutcome};
 use oxpi_ai::{is_context_overflow, Message, StopReason};
 use tokio_util::sync::CancellationToken;
 
@@ -13,6 +13,15 @@ use crate::bind::{lock, RunError, SessionBinding};
 use crate::compaction::{context_tokens, CompactError, CompactionSettings};
 use crate::llm::to_llm_messages;
 use crate::summary::{SummarizeError, Summarizer};
+
+/// `Ok` when the run happened, however it ended (a failed run is what recovery looks at; the
+/// final outcome is read after it); the error when the agent refused to run.
+fn ran(result: Result<RunOutcome, AgentError>) -> Result<(), AgentError> {
+    match result {
+        Err(e) if !e.is_run_failure() => Err(e),
+        _ => Ok(()),
+    }
+}
 
 /// What the last reply of a run asks of recovery.
 enum Verdict {
@@ -32,21 +41,25 @@ impl SessionBinding {
     /// `agent.prompt(input)`. What each compaction did is in
     /// [`take_compactions`](Self::take_compactions). A message of the run that could not be
     /// appended to the session makes it end with [`RunError::Append`] (the run itself went on).
+    /// Returns the outcome after recovery, as [`Agent::prompt`] does (a failure that recovery
+    /// repaired is not an error).
     pub async fn prompt(
         &self,
         agent: &Agent,
         input: impl Into<PromptInput>,
-    ) -> Result<(), RunError> {
-        agent.prompt(input).await?;
+    ) -> Result<RunOutcome, RunError> {
+        ran(agent.prompt(input).await)?;
         self.recover(agent).await?;
-        self.check_appends()
+        self.check_appends()?;
+        Ok(agent.last_outcome()?)
     }
 
     /// `agent.continue_()` with the same recovery as [`prompt`](Self::prompt).
-    pub async fn continue_(&self, agent: &Agent) -> Result<(), RunError> {
-        agent.continue_().await?;
+    pub async fn continue_(&self, agent: &Agent) -> Result<RunOutcome, RunError> {
+        ran(agent.continue_().await)?;
         self.recover(agent).await?;
-        self.check_appends()
+        self.check_appends()?;
+        Ok(agent.last_outcome()?)
     }
 
     /// Compacts the session now with `summarizer` (pi's `/compact` and RPC `compact`) and
@@ -185,7 +198,7 @@ impl SessionBinding {
                         self.give_up(format!("the retry could not start: {e}"));
                         break;
                     }
-                    agent.continue_().await?;
+                    ran(agent.continue_().await)?;
                 }
                 Verdict::Compact => {
                     auto.compact(

@@ -174,7 +174,15 @@ async fn an_overflow_error_compacts_and_retries_the_turn_and_the_prompt_stays() 
 async fn a_second_overflow_gives_up_after_one_retry_and_the_prompt_stays() {
     let d = common::dirs();
     let (agent, binding, script, _auto, _) = setup(&d, |_| overflow());
-    binding.prompt(&agent, PROMPT).await.expect("prompt");
+    // Recovery gave up: the run's failure reaches the caller.
+    let error = binding
+        .prompt(&agent, PROMPT)
+        .await
+        .expect_err("the overflow stays");
+    assert_eq!(
+        error.to_string(),
+        "prompt is too long: 150000 tokens > 100000 maximum"
+    );
 
     let (outcomes, _) = binding.take_compactions();
     assert_eq!(outcomes.len(), 2, "{outcomes:?}");

@@ -667,3 +667,22 @@ impl AgentTool for ProgressTool {
         Ok(AgentToolResult::text("done"))
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Outcomes
+// ---------------------------------------------------------------------------------------------
+
+/// For runs that may end early (abort, provider errors): the run happened (ended well, or
+/// failed with its failure in the history); a refused prompt panics.
+pub trait Ran {
+    /// Panics unless the prompt ran.
+    fn ran(self);
+}
+
+impl Ran for Result<oxpi_agent_core::RunOutcome, oxpi_agent_core::AgentError> {
+    fn ran(self) {
+        if let Err(e) = self {
+            assert!(e.is_run_failure(), "the prompt was refused: {e:?}");
+        }
+    }
+}

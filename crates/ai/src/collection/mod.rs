@@ -138,6 +138,12 @@ impl SimpleStreamOptions {
         self
     }
 
+    /// Sets the thinking level: [`with_reasoning`](Self::with_reasoning) under the name
+    /// `AgentOptions::with_thinking_level` has.
+    pub fn with_thinking_level(self, level: ThinkingLevel) -> Self {
+        self.with_reasoning(level)
+    }
+
     /// Sets the other options.
     pub fn with_options(mut self, options: StreamOptions) -> Self {
         self.options = options;
@@ -362,8 +368,11 @@ impl Models {
         Ok(models)
     }
 
-    /// Streams a reply from `model`'s provider with its auth resolved. A provider that is
-    /// unknown or not configured gives a stream of one `error` event saying so.
+    /// Streams a reply from `model`'s provider with its auth resolved. A model whose provider
+    /// the collection does not hold but which names its server (a `base_url`, as
+    /// [`Model::openai_compatible`] does) is streamed as it is, its key from `options` or its
+    /// provider's variables. A provider that is unknown (and no `base_url`) or not configured
+    /// gives a stream of one `error` event saying so.
     pub fn stream(
         &self,
         model: &Model,
@@ -372,6 +381,9 @@ impl Models {
     ) -> AssistantMessageEventStream {
         if let Some(stream) = self.stream_with_login(model, context, &options) {
             return stream;
+        }
+        if !self.providers.contains_key(&model.provider) && !model.base_url.is_empty() {
+            return crate::registry::stream(model, context, options);
         }
         let prepared = self.providers.get(&model.provider).map_or_else(
             || Err(ModelsError::UnknownProvider(model.provider.clone())),

@@ -25,7 +25,8 @@ pub fn resolve_api_key(provider: &str, options: &StreamOptions) -> Option<ApiKey
 }
 
 /// The API key for a request: from `options` or the provider's variables. A provider that has
-/// key variables needs one (the error names them); others (local servers) may go without.
+/// key variables needs one (the error names them, in the text of [`crate::ModelsError::NotConfigured`]);
+/// others (local servers) may go without.
 pub(crate) fn required_api_key(
     provider: &str,
     options: &StreamOptions,
@@ -34,7 +35,7 @@ pub(crate) fn required_api_key(
     let env_vars = api_key_env_vars(provider);
     if key.is_none() && !env_vars.is_empty() {
         return Err(format!(
-            "No API key for provider {provider}: set {} or pass StreamOptions::api_key",
+            "Provider is not configured: {provider} (set {} or pass StreamOptions::api_key)",
             env_vars.join(" or ")
         ));
     }

@@ -194,7 +194,7 @@ async fn a_missing_key_names_the_variable() {
     assert_eq!(events.len(), 2, "start, error");
     assert_eq!(
         message.error_message.as_deref(),
-        Some("No API key for provider anthropic: set ANTHROPIC_API_KEY or pass StreamOptions::api_key")
+        Some("Provider is not configured: anthropic (set ANTHROPIC_API_KEY or pass StreamOptions::api_key)")
     );
     assert!(server.requests().is_empty());
 }

@@ -42,7 +42,7 @@ async fn a_missing_key_fails_before_any_request() {
     let (_, message) = run(&model, &user_context("hi"), opts).await;
     assert_eq!(
         message.error_message.as_deref(),
-        Some("No API key for provider google: set GEMINI_API_KEY or GOOGLE_API_KEY or pass StreamOptions::api_key")
+        Some("Provider is not configured: google (set GEMINI_API_KEY or GOOGLE_API_KEY or pass StreamOptions::api_key)")
     );
     assert_eq!(server.requests().len(), 0);
 }

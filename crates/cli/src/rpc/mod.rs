@@ -117,7 +117,8 @@ impl Rpc {
                 }
                 result = rpc.runtime.prompt(messages) => result,
             };
-            if let Err(e) = result {
+            // A failed run is in the history and the events, as in pi.
+            if let Err(e) = result.or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) }) {
                 eprintln!("oxpi: the prompt could not run: {e}");
             }
             if let Some(error) = rpc.runtime.take_session_errors() {
