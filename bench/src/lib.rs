@@ -7,6 +7,8 @@
 //! - `oxpi-bench stream`: oxpi streams one reply from the server, consuming every event.
 //! - `oxpi-bench agent-loop`: oxpi's agent on the faux provider, many turns with a no-op tool.
 //! - `oxpi-bench read`: oxpi's read tool on a large file.
+//! - `oxpi-bench rpc -- PROGRAM ARGS…`: sequential `get_state` round trips over a child's
+//!   `--mode rpc` pipes ([`rpc`]); `oxpi-bench rpc-echo` is the echo process that is their floor.
 //! - `piai-rs-bench stream`: the crates.io port `pi-ai` 1.0.0 on the same streams.
 //! - `pi-replay`: every recorded provider stream through oxpi and pi-ai 0.73.1 / 1.6.0, compared
 //!   ([`replay`], [`explain`], [`concerns`]; run by `cargo xtask pi-replay`, not a measurement).
@@ -16,6 +18,7 @@ pub mod explain;
 pub mod measure;
 pub mod payload;
 pub mod replay;
+pub mod rpc;
 pub mod server;
 pub mod tree;
 

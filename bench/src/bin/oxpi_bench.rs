@@ -8,6 +8,8 @@
 //! oxpi-bench read --file PATH
 //! oxpi-bench grep|find --root DIR --args JSON
 //! oxpi-bench tree --root DIR [--files N] [--bytes N]
+//! oxpi-bench rpc [--round-trips 1000] -- PROGRAM ARGS…
+//! oxpi-bench rpc-echo
 //! ```
 //!
 //! Every measuring command also takes `--runtime current` (a current-thread Tokio runtime
@@ -39,11 +41,23 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const USAGE: &str =
-    "usage: oxpi-bench serve|stream|agent-loop|read|grep|find|tree [options] (see the source)";
+    "usage: oxpi-bench serve|stream|agent-loop|read|grep|find|tree|rpc|rpc-echo [options] (see the source)";
 
 fn main() -> ExitCode {
     let mut argv = std::env::args().skip(1);
     let command = argv.next().unwrap_or_default();
+    if command == "rpc-echo" {
+        return match oxpi_bench::rpc::echo() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("oxpi-bench rpc-echo: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if command == "rpc" {
+        return rpc(argv.collect()).print();
+    }
     let args = Args::new(argv.collect());
     if command == "tree" {
         return match make_tree(&args) {
@@ -85,6 +99,26 @@ fn main() -> ExitCode {
     match report {
         Ok(report) => report.print(),
         Err(e) => Report::failed(e).print(),
+    }
+}
+
+/// `rpc [--round-trips N] -- PROGRAM ARGS…`: times N `get_state` round trips.
+fn rpc(argv: Vec<String>) -> Report {
+    let Some(split) = argv.iter().position(|a| a == "--") else {
+        return Report::failed("usage: oxpi-bench rpc [--round-trips N] -- PROGRAM ARGS…");
+    };
+    let args = Args::new(argv[..split].to_vec());
+    let child = &argv[split + 1..];
+    let n = match args.num("--round-trips", 1000) {
+        Ok(n) => n,
+        Err(e) => return Report::failed(e),
+    };
+    let Some((program, rest)) = child.split_first() else {
+        return Report::failed("no program after --");
+    };
+    match oxpi_bench::rpc::round_trips(program, rest, n) {
+        Ok(figures) => Report::ok(figures).with("round_trips", n),
+        Err(e) => Report::failed(e),
     }
 }
 

@@ -4,6 +4,12 @@
 //! to stdout, one record per line. Commands are handled in the order they arrive; a `prompt`
 //! is answered when accepted and runs on, its events streaming while later commands are read.
 //! Closing stdin ends the process once the running prompt is aborted.
+//!
+//! stdin is read, and each command handled and answered, on one dedicated thread (`oxpi-rpc`)
+//! that drives the handler with the runtime's handle: a command that needs nothing from another
+//! task (`get_state`, `get_messages`, …) is read, answered and flushed without a thread hand-off.
+//! The running prompt's events are written from the runtime's workers, each record one locked,
+//! flushed write.
 
 mod bash_cmd;
 mod commands;
@@ -18,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use oxpi_agent_core::{AgentEvent, Subscription};
 use oxpi_ai::Message;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::io::BufRead;
 use tokio::task::JoinHandle;
 
 use crate::json_event::{ended_aborted, settled, JsonEvents, RecordWriter};
@@ -268,13 +274,15 @@ impl Rpc {
 
 /// Reads one line of at most [`MAX_COMMAND_BYTES`]; `Ok(None)` at the end of input. A longer
 /// line is skipped to its end and given as `Err(len)`.
-async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
-    reader: &mut R,
-) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+fn read_line<R: BufRead>(reader: &mut R) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
     let mut line = Vec::new();
     let mut too_long = 0usize;
     loop {
-        let buf = reader.fill_buf().await?;
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if buf.is_empty() {
             if line.is_empty() && too_long == 0 {
                 return Ok(None);
@@ -326,9 +334,33 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
         pending_bash: Mutex::default(),
     });
     let _subscription = rpc.subscribe();
-    let mut stdin = BufReader::new(tokio::io::stdin());
+    let handle = tokio::runtime::Handle::current();
+    let (done, finished) = tokio::sync::oneshot::channel::<()>();
+    let serving = rpc.clone();
+    let spawned = std::thread::Builder::new()
+        .name("oxpi-rpc".into())
+        .spawn(move || {
+            serve(&serving, &handle, &mut std::io::stdin().lock());
+            let _ = done.send(());
+        });
+    let code = match spawned {
+        // An error here means the thread ended without a word (a panic, already reported).
+        Ok(_) => i32::from(finished.await.is_err()),
+        Err(e) => {
+            eprintln!("oxpi: the RPC reader thread could not start: {e}");
+            1
+        }
+    };
+    rpc.abort_bash();
+    rpc.abort_and_wait().await;
+    code
+}
+
+/// Reads commands from `input` until it ends, handling each in order on this thread with the
+/// runtime's `handle` and writing its response.
+fn serve<R: BufRead>(rpc: &Arc<Rpc>, handle: &tokio::runtime::Handle, input: &mut R) {
     loop {
-        let line = match read_line(&mut stdin).await {
+        let line = match read_line(input) {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(e) => {
@@ -357,43 +389,36 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
                 continue;
             }
         };
-        if let Some(response) = commands::handle(&rpc, &command).await {
+        if let Some(response) = handle.block_on(commands::handle(rpc, &command)) {
             rpc.out.write(&response);
         }
     }
-    rpc.abort_bash();
-    rpc.abort_and_wait().await;
-    0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn lines_split_on_lf_only_and_long_lines_are_refused() {
-        let input = "{\"a\":\"x\u{2028}y\"}\r\n\n{\"b\":1}".as_bytes();
-        let mut reader = BufReader::new(input);
-        let first = read_line(&mut reader).await.unwrap().unwrap().unwrap();
+    #[test]
+    fn lines_split_on_lf_only_and_long_lines_are_refused() {
+        let mut reader = "{\"a\":\"x\u{2028}y\"}\r\n\n{\"b\":1}".as_bytes();
+        let first = read_line(&mut reader).unwrap().unwrap().unwrap();
         assert_eq!(first, "{\"a\":\"x\u{2028}y\"}".as_bytes());
-        assert_eq!(read_line(&mut reader).await.unwrap().unwrap().unwrap(), b"");
+        assert_eq!(read_line(&mut reader).unwrap().unwrap().unwrap(), b"");
         assert_eq!(
-            read_line(&mut reader).await.unwrap().unwrap().unwrap(),
+            read_line(&mut reader).unwrap().unwrap().unwrap(),
             b"{\"b\":1}"
         );
-        assert!(read_line(&mut reader).await.unwrap().is_none());
+        assert!(read_line(&mut reader).unwrap().is_none());
 
         let mut long = vec![b'x'; MAX_COMMAND_BYTES + 10];
         long.extend_from_slice(b"\n{}\n");
-        let mut reader = BufReader::new(long.as_slice());
+        let mut reader = long.as_slice();
         assert_eq!(
-            read_line(&mut reader).await.unwrap().unwrap(),
+            read_line(&mut reader).unwrap().unwrap(),
             Err(MAX_COMMAND_BYTES + 10)
         );
-        assert_eq!(
-            read_line(&mut reader).await.unwrap().unwrap().unwrap(),
-            b"{}"
-        );
+        assert_eq!(read_line(&mut reader).unwrap().unwrap().unwrap(), b"{}");
     }
 
     #[test]
