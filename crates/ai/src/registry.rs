@@ -89,11 +89,10 @@ impl ProviderRegistry {
                 );
             }
         }
-        use crate::providers::unavailable::{Missing, Unavailable};
         #[cfg(not(feature = "bedrock"))]
-        registry.register(Unavailable {
+        registry.register(crate::providers::unavailable::Unavailable {
             api: crate::types::model::API_BEDROCK_CONVERSE_STREAM,
-            missing: Missing::Feature("bedrock"),
+            missing: crate::providers::unavailable::Missing::Feature("bedrock"),
         });
         registry
     }

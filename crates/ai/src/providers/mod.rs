@@ -90,5 +90,7 @@ pub mod pi_messages;
 pub(crate) mod shared;
 pub(crate) mod text;
 pub(crate) mod transport;
+// Only a build without Bedrock has an API it cannot serve.
+#[cfg(not(feature = "bedrock"))]
 pub(crate) mod unavailable;
 pub(crate) mod url;
