@@ -26,7 +26,7 @@ pub(crate) struct ModelFlags {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub(crate) enum ChoiceError {
     /// No model of that id (in that provider); the closest ones the catalogue has.
-    #[error("Model not found: {0}{}", did_you_mean(.1))]
+    #[error("Model not found: {0}{hint}", hint = did_you_mean(.1))]
     NotFound(String, Vec<String>),
     /// Several providers offer the id and none has credentials.
     #[error(
