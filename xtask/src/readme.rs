@@ -103,7 +103,7 @@ pub(crate) fn render(readme: &str, facts: &Facts) -> Result<String, String> {
     let text = replace_block(readme, "providers", &facts.provider_table())?;
     let mut text = replace_block(&text, "crates", &facts.crate_table())?;
     for rule in rules(facts) {
-        let regex = Regex::new(rule.pattern).map_err(|e| format!("rule {}: {e}", rule.name))?;
+        let regex = Regex::new(&rule.pattern).map_err(|e| format!("rule {}: {e}", rule.name))?;
         if !regex.is_match(&text) {
             return Err(format!(
                 "README.md no longer says what rule `{}` keeps current (/{}/): update \
@@ -160,16 +160,21 @@ fn check_wire_api_table(readme: &str, facts: &Facts) -> Result<(), String> {
 
 /// A number in the prose kept equal to the code's.
 struct Rule<'a> {
-    name: &'static str,
-    pattern: &'static str,
+    name: String,
+    pattern: String,
     replace: Box<dyn Fn(&Captures) -> String + 'a>,
 }
 
 fn rules(facts: &Facts) -> Vec<Rule<'_>> {
-    vec![
+    let programs = facts.programs.iter().map(|(example, lines)| Rule {
+        name: format!("lines of {example}"),
+        pattern: format!(r"(\| [^|\n]*\(`{}`\) \| )\d+ \|", regex::escape(example)),
+        replace: Box::new(move |c| format!("{}{lines} |", &c[1])),
+    });
+    let mut rules = vec![
         Rule {
-            name: "chat models of providers",
-            pattern: r"[\d,]+(\s+)chat models of(\s+)\d+(\s+)providers",
+            name: "chat models of providers".into(),
+            pattern: r"[\d,]+(\s+)chat models of(\s+)\d+(\s+)providers".into(),
             replace: Box::new(|c| {
                 format!(
                     "{}{}chat models of{}{}{}providers",
@@ -182,13 +187,13 @@ fn rules(facts: &Facts) -> Vec<Rule<'_>> {
             }),
         },
         Rule {
-            name: "wire APIs",
-            pattern: r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen)(\s+)wire APIs",
+            name: "wire APIs".into(),
+            pattern: r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen)(\s+)wire APIs".into(),
             replace: Box::new(|c| format!("{}{}wire APIs", word(facts.wire_apis.len()), &c[1])),
         },
         Rule {
-            name: "codex models",
-            pattern: r"The \d+(\s+)`openai-codex-responses` models",
+            name: "codex models".into(),
+            pattern: r"The \d+(\s+)`openai-codex-responses` models".into(),
             replace: Box::new(|c| {
                 format!(
                     "The {}{}`openai-codex-responses` models",
@@ -197,8 +202,8 @@ fn rules(facts: &Facts) -> Vec<Rule<'_>> {
             }),
         },
         Rule {
-            name: "replayed streams",
-            pattern: r"replays all \d+(\s+)recorded provider streams",
+            name: "replayed streams".into(),
+            pattern: r"replays all \d+(\s+)recorded provider streams".into(),
             replace: Box::new(|c| {
                 format!(
                     "replays all {}{}recorded provider streams",
@@ -207,8 +212,8 @@ fn rules(facts: &Facts) -> Vec<Rule<'_>> {
             }),
         },
         Rule {
-            name: "recorded streams",
-            pattern: r"\(\d+ streams recorded by the rig project, MIT; \d+ of them in the(\s+)four wire formats",
+            name: "recorded streams".into(),
+            pattern: r"\(\d+ streams recorded by the rig project, MIT; \d+ of them in the(\s+)four wire formats".into(),
             replace: Box::new(|c| {
                 format!(
                     "({} streams recorded by the rig project, MIT; {} of them in the{}four wire formats",
@@ -217,23 +222,25 @@ fn rules(facts: &Facts) -> Vec<Rule<'_>> {
             }),
         },
         Rule {
-            name: "tasks",
-            pattern: r"runs the \d+(\s+)coding tasks of `tasks/`",
+            name: "tasks".into(),
+            pattern: r"runs the \d+(\s+)coding tasks of `tasks/`".into(),
             replace: Box::new(|c| {
                 format!("runs the {}{}coding tasks of `tasks/`", facts.tasks, &c[1])
             }),
         },
         Rule {
-            name: "interactive tests",
-            pattern: r"drives it in tmux(\s+)\(\d+ tests",
+            name: "interactive tests".into(),
+            pattern: r"drives it in tmux(\s+)\(\d+ tests".into(),
             replace: Box::new(|c| format!("drives it in tmux{}({} tests", &c[1], facts.tmux_tests)),
         },
         Rule {
-            name: "pi_config tests",
-            pattern: r"the file's [a-z]+ tests",
+            name: "pi_config tests".into(),
+            pattern: r"the file's [a-z]+ tests".into(),
             replace: Box::new(|_| format!("the file's {} tests", word(facts.pi_config_tests))),
         },
-    ]
+    ];
+    rules.extend(programs);
+    rules
 }
 
 /// `1698` as `1,698`.
@@ -302,7 +309,12 @@ mod tests {
         let facts = Facts::gather(&root).unwrap();
         let stale = readme
             .replacen("chat models of 4", "chat models of 9", 1)
-            .replacen("| anthropic |", "| anthropic-old |", 1);
+            .replacen("| anthropic |", "| anthropic-old |", 1)
+            .replacen(
+                "(`ai/examples/streamed_reply.rs`) | 1",
+                "(`ai/examples/streamed_reply.rs`) | 9",
+                1,
+            );
         assert_ne!(stale, readme);
         assert_eq!(
             render(&stale, &facts).unwrap(),

@@ -34,8 +34,8 @@ async fn extract_on(
     let mut model = Model::openai_compatible(format!("{}{path}", server.base_url()), "m");
     model.api = api.into();
     model.provider = "scripted".into();
-    let options = AgentOptions::new(model)
-        .with_get_api_key(|_| async { Ok(Some(ApiKey::new("test-key"))) });
+    let options =
+        AgentOptions::new(model).with_get_api_key(|_| async { Ok(Some(ApiKey::new("test-key"))) });
     let result = extract::<Person>(options, "Ada Lovelace, 36, mathematician").await;
     (result, server.requests())
 }
@@ -89,16 +89,13 @@ async fn extract_over_gemini() {
 #[tokio::test]
 async fn a_second_invalid_answer_is_an_extract_error() {
     let invalid = Script::calls(&[("respond", json!({"name": "Ada", "age": "old"}))]);
-    let server = TestServer::start(vec![
-        reply(anthropic(&invalid)),
-        reply(anthropic(&invalid)),
-    ])
-    .await
-    .unwrap();
+    let server = TestServer::start(vec![reply(anthropic(&invalid)), reply(anthropic(&invalid))])
+        .await
+        .unwrap();
     let mut model = Model::openai_compatible(format!("{}/v1", server.base_url()), "m");
     model.api = "anthropic-messages".into();
-    let options = AgentOptions::new(model)
-        .with_get_api_key(|_| async { Ok(Some(ApiKey::new("test-key"))) });
+    let options =
+        AgentOptions::new(model).with_get_api_key(|_| async { Ok(Some(ApiKey::new("test-key"))) });
     let err = extract::<Person>(options, "Ada, old").await.unwrap_err();
     assert!(matches!(err, AgentError::Extract(_)), "{err}");
     assert!(err.to_string().contains("age"), "{err}");

@@ -52,7 +52,19 @@ pub(crate) struct Facts {
     pub tmux_tests: usize,
     /// Tests in `crates/cli/tests/pi_config.rs`.
     pub pi_config_tests: usize,
+    /// README's first programs: (example under `crates/`, its non-blank lines between the
+    /// `the program` markers).
+    pub programs: Vec<(&'static str, usize)>,
 }
+
+/// The examples README counts the lines of.
+const PROGRAMS: [&str; 5] = [
+    "agent-core/examples/weather.rs",
+    "ai/examples/streamed_reply.rs",
+    "tools/examples/coding_tools.rs",
+    "session/examples/continue_session.rs",
+    "agent-core/examples/extract.rs",
+];
 
 impl Facts {
     /// Reads the facts of the workspace at `root`.
@@ -101,6 +113,10 @@ impl Facts {
             tasks,
             tmux_tests: count_tests(&root.join("crates/cli/tests/interactive_tmux.rs"))?,
             pi_config_tests: count_tests(&root.join("crates/cli/tests/pi_config.rs"))?,
+            programs: PROGRAMS
+                .iter()
+                .map(|example| Ok((*example, program_lines(&root.join("crates").join(example))?)))
+                .collect::<Result<_, String>>()?,
         })
     }
 
@@ -247,6 +263,18 @@ fn recorded_streams(dir: &Path) -> Result<(usize, usize), String> {
         }
     }
     Ok((all, in_apis))
+}
+
+/// Non-blank lines between an example's `// --- the program` and `// --- end of the program`.
+fn program_lines(path: &Path) -> Result<usize, String> {
+    let text = read(path)?;
+    let body = text
+        .split_once("// --- the program")
+        .and_then(|(_, rest)| rest.split_once('\n'))
+        .and_then(|(_, rest)| rest.split_once("// --- end of the program"))
+        .ok_or_else(|| format!("{} has no `the program` markers", path.display()))?
+        .0;
+    Ok(body.lines().filter(|l| !l.trim().is_empty()).count())
 }
 
 /// The `#[test]` and `#[tokio::test…]` functions of a file.
