@@ -11,6 +11,7 @@
 //! - `pi-reqdiff`: what oxpi sends against what pi-ai 1.6.0 sends, request for request.
 //! - `build-cost`: a user's first build of oxpi-ai (fresh crate, empty target), timed.
 //! - `models`: regenerate oxpi-ai's model catalogue from pi-ai's published list.
+//! - `readme`: write README.md's facts (provider and crate tables, counts) from the code.
 //! - `tasks`: the coding tasks of `tasks/` through `oxpi -p` (and `pi -p`) on the embedded model.
 
 mod args;
@@ -23,6 +24,7 @@ mod local_model;
 mod models;
 mod pi_replay;
 mod pi_reqdiff;
+mod readme;
 mod tasks;
 
 use std::io::Write;
@@ -41,6 +43,7 @@ Commands:
   pi-reqdiff    Compare the requests oxpi and pi-ai 1.6.0 send for the same cases (needs Node)
   build-cost    Time a user's first build of oxpi-ai (fresh crate, empty target, debug + release)
   models        Regenerate crates/ai/data/models.json from pi-ai's model list (needs Node)
+  readme        Write README.md's provider and crate tables and counts from the code (--check)
   tasks         Run the coding tasks of tasks/ through oxpi -p (and pi -p with --pi) on the embedded model
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
@@ -72,6 +75,8 @@ enum Command {
     Models(models::Options),
     /// `tasks`.
     Tasks(tasks::Options),
+    /// `readme`.
+    Readme(readme::Options),
 }
 
 /// Parses the arguments after the program name.
@@ -93,6 +98,7 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "build-cost" => build_cost::Options::parse(rest).map(Command::BuildCost),
         "models" => models::Options::parse(rest).map(Command::Models),
         "tasks" => tasks::Options::parse(rest).map(Command::Tasks),
+        "readme" => readme::Options::parse(rest).map(Command::Readme),
         other => Err(format!("unknown command `{other}`")),
     }
 }
@@ -142,6 +148,7 @@ fn main() -> ExitCode {
         Command::BuildCost(options) => build_cost::run(&workspace_root(), options),
         Command::Models(options) => models::run(&workspace_root(), options),
         Command::Tasks(options) => runtime.block_on(tasks::run(&workspace_root(), options)),
+        Command::Readme(options) => readme::run(&workspace_root(), options),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -180,6 +187,23 @@ mod tests {
         assert!(parse(argv("frobnicate"))
             .unwrap_err()
             .contains("unknown command"));
+    }
+
+    /// The package description (README's crate table) names every command.
+    #[test]
+    fn the_description_names_every_command() {
+        let commands = USAGE
+            .lines()
+            .skip_while(|l| !l.starts_with("Commands:"))
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|c| !matches!(*c, "help" | "Run"));
+        for command in commands {
+            assert!(
+                env!("CARGO_PKG_DESCRIPTION").contains(command),
+                "xtask's description does not name `{command}`"
+            );
+        }
     }
 
     #[test]

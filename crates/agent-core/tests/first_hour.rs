@@ -128,7 +128,7 @@ fn the_readme_weather_program_is_the_example() {
     let lines = program.lines().filter(|l| !l.trim().is_empty()).count();
     assert!(
         section.contains(&format!(
-            "| Agent with one custom tool (weather) | {lines} |"
+            "| Agent with one custom tool (`agent-core/examples/weather.rs`) | {lines} |"
         )),
         "the README's count is not {lines}"
     );
@@ -141,7 +141,7 @@ fn the_readme_weather_program_is_the_example() {
     let lines = program.lines().filter(|l| !l.trim().is_empty()).count();
     assert!(
         section.contains(&format!(
-            "| Typed struct extracted from text (`examples/extract.rs`) | {lines} |"
+            "| Typed struct extracted from text (`agent-core/examples/extract.rs`) | {lines} |"
         )),
         "the README's typed-output count is not {lines}"
     );

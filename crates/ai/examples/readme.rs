@@ -10,9 +10,8 @@ use oxpi_ai::{
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Keys from pi's ~/.pi/agent/auth.json, else the provider's variable (ANTHROPIC_API_KEY).
     let models = Models::with_pi_auth();
-    let model = models
-        .get_model("anthropic", "claude-haiku-4-5")
-        .ok_or("no such model")?;
+    // An unknown id is an error naming the closest ones ("did you mean …?").
+    let model = models.model("anthropic", "claude-haiku-4-5")?;
     let context = Context::new("You are terse.").with_message(Message::user("Name three primes."));
     let options = SimpleStreamOptions::new().with_reasoning(ThinkingLevel::Low);
     // pi: models.streamSimple(model, context, { reasoning: "low" })

@@ -9,19 +9,32 @@
 //!   from a [`CredentialStore`] (pi's `auth.json` as [`AuthFile`]) and the environment.
 //! - [`faux`]: a scripted provider for tests.
 //!
-//! ```no_run
+//! ```
 //! use futures::StreamExt;
-//! use oxpi_ai::{AssistantMessageEvent, Context, Model, StreamOptions};
+//! use oxpi_ai::{AssistantMessageEvent, Context, Message, Model, StreamOptions};
 //!
-//! # async fn run() {
-//! let model = Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
-//! let context = Context::new("You are terse.").with_message(oxpi_ai::Message::user("Hi!"));
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # use oxpi_testkit::wire::{completions, reply, Script};
+//! # let server = oxpi_testkit::TestServer::start(vec![reply(completions(&Script::text("Hi there.")))]).await?;
+//! # let url = format!("{}/v1", server.base_url());
+//! // Any OpenAI-compatible server (`url` is e.g. http://127.0.0.1:8080/v1), or a catalogue
+//! // model: `oxpi_ai::Models::new().model("anthropic", "claude-haiku-4-5")?`.
+//! let model = Model::openai_compatible(&url, "qwen");
+//! let context = Context::new("You are terse.").with_message(Message::user("Hi!"));
 //! let mut events = oxpi_ai::stream(&model, &context, StreamOptions::default());
+//! let mut text = String::new();
 //! while let Some(event) = events.next().await {
-//!     if let AssistantMessageEvent::TextDelta { delta, .. } = &event {
-//!         print!("{delta}");
+//!     match event {
+//!         AssistantMessageEvent::TextDelta { delta, .. } => text.push_str(&delta),
+//!         AssistantMessageEvent::Error { error, .. } => {
+//!             return Err(error.error_message.unwrap_or_default().into())
+//!         }
+//!         _ => {}
 //!     }
 //! }
+//! assert_eq!(text, "Hi there.");
+//! # Ok(())
 //! # }
 //! ```
 

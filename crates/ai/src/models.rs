@@ -141,6 +141,56 @@ pub fn model_for(provider: &str, id: &str) -> Option<Model> {
     })
 }
 
+/// The candidates closest to `query`, best first, at most three ("did you mean"): those within a
+/// few edits of it (a third of its length, at least two; case ignored), then those containing it.
+///
+/// ```
+/// use oxpi_ai::models::closest;
+/// let ids = ["claude-haiku-4-5", "claude-sonnet-4-5", "gpt-4o-mini"];
+/// assert_eq!(closest("claude-haiku-4.5", ids), ["claude-haiku-4-5"]);
+/// assert_eq!(closest("GPT-4o", ids), ["gpt-4o-mini"]);
+/// assert!(closest("llama", ids).is_empty());
+/// ```
+pub fn closest<'a>(query: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let query = query.to_lowercase();
+    let limit = (query.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &'a str)> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let lower = candidate.to_lowercase();
+            let distance = edit_distance(&query, &lower);
+            if distance <= limit {
+                Some((distance, candidate))
+            } else if !query.is_empty() && lower.contains(&query) {
+                Some((limit + 1 + lower.len() - query.len(), candidate))
+            } else {
+                None
+            }
+        })
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +207,16 @@ mod tests {
         keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), count, "(provider, id) pairs are unique");
+    }
+
+    #[test]
+    fn closest_ranks_by_edits_then_containment() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        let ids = ["gpt-4o", "gpt-4o-mini", "gpt-5", "o3"];
+        assert_eq!(closest("gpt4o", ids), ["gpt-4o", "gpt-5"]);
+        assert_eq!(closest("4o-mini", ids), ["gpt-4o-mini"]);
+        assert!(closest("", ids).len() <= 3);
     }
 
     #[test]

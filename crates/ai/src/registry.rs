@@ -110,6 +110,17 @@ impl ProviderRegistry {
         self
     }
 
+    /// The APIs it has a provider for, sorted by name.
+    pub fn apis(&self) -> Vec<String> {
+        let mut apis: Vec<String> = self
+            .providers
+            .keys()
+            .map(|api| api.as_str().to_string())
+            .collect();
+        apis.sort();
+        apis
+    }
+
     /// The provider for `api`.
     pub fn get(&self, api: &str) -> Option<Arc<dyn ApiProvider>> {
         self.providers.get(api).cloned()

@@ -25,9 +25,9 @@ pub(crate) struct ModelFlags {
 /// Why no model could be chosen.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub(crate) enum ChoiceError {
-    /// No model of that id (in that provider).
-    #[error("Model not found: {0}")]
-    NotFound(String),
+    /// No model of that id (in that provider); the closest ones the catalogue has.
+    #[error("Model not found: {0}{hint}", hint = did_you_mean(.1))]
+    NotFound(String, Vec<String>),
     /// Several providers offer the id and none has credentials.
     #[error(
         "model {id} is offered by several providers ({providers}): choose one with --provider"
@@ -135,7 +135,7 @@ pub(crate) fn choose(
                     model.provider = provider.clone();
                     model
                 }
-                (None, None) => return Err(ChoiceError::NotFound(format!("{provider}/{id}"))),
+                (None, None) => return Err(not_found(Some(provider), &id)),
             }
         }
         (None, None, Some(id)) => find_by_id(&id, auth, env)?,
@@ -165,6 +165,40 @@ fn default_model(provider: &str) -> Option<String> {
         .clone()
 }
 
+/// [`ChoiceError::NotFound`] for `provider/id` (or a bare id) with the catalogue's closest
+/// models: `provider/id` pairs for a provider, ids for a bare id.
+fn not_found(provider: Option<&str>, id: &str) -> ChoiceError {
+    let (name, suggestions) = match provider {
+        Some(provider) => (
+            format!("{provider}/{id}"),
+            match oxpi_ai::Models::new().model(provider, id) {
+                Err(oxpi_ai::ModelsError::UnknownModel { suggestions, .. }) => suggestions,
+                _ => Vec::new(),
+            },
+        ),
+        None => {
+            let ids = oxpi_ai::models::builtin_models()
+                .iter()
+                .map(|m| m.id.as_str());
+            let found = oxpi_ai::models::closest(id, ids);
+            (
+                id.to_string(),
+                found.into_iter().map(String::from).collect(),
+            )
+        }
+    };
+    ChoiceError::NotFound(name, suggestions)
+}
+
+/// ` (did you mean a or b?)`, or nothing.
+fn did_you_mean(suggestions: &[String]) -> String {
+    match suggestions {
+        [] => String::new(),
+        [one] => format!(" (did you mean {one}?)"),
+        [rest @ .., last] => format!(" (did you mean {} or {last}?)", rest.join(", ")),
+    }
+}
+
 /// A model named without `--provider`: `provider/id`, else an exact id of the catalogue; when
 /// several providers offer it, the first with credentials.
 fn find_by_id(
@@ -182,7 +216,12 @@ fn find_by_id(
         .filter(|m| m.id == pattern)
         .collect();
     match matches.as_slice() {
-        [] => Err(ChoiceError::NotFound(pattern.to_string())),
+        [] => Err(match pattern.split_once('/') {
+            Some((provider, id)) if oxpi_ai::models::providers().iter().any(|p| p == provider) => {
+                not_found(Some(provider), id)
+            }
+            _ => not_found(None, pattern),
+        }),
         [one] => Ok((*one).clone()),
         several => several
             .iter()
@@ -319,8 +358,44 @@ mod tests {
         let (model, _) = remote(choose(&flags(Some(id)), &AuthKeys::default(), &env).unwrap());
         assert_eq!(model.provider, last);
         assert_eq!(
-            choose(&flags(Some("no-such-model")), &AuthKeys::default(), &no_env),
-            Err(ChoiceError::NotFound("no-such-model".into()))
+            choose(
+                &flags(Some("zzzzzzzzzzzzzzzzzzzz")),
+                &AuthKeys::default(),
+                &no_env
+            ),
+            Err(ChoiceError::NotFound("zzzzzzzzzzzzzzzzzzzz".into(), vec![]))
+        );
+    }
+
+    #[test]
+    fn an_unknown_model_names_the_closest() {
+        let err = |model: &str| {
+            choose(&flags(Some(model)), &AuthKeys::default(), &no_env)
+                .unwrap_err()
+                .to_string()
+        };
+        let text = err("anthropic/claude-haiku-4-5x");
+        assert!(
+            text.starts_with(
+                "Model not found: anthropic/claude-haiku-4-5x (did you mean anthropic/claude-haiku-4-5"
+            ),
+            "{text}"
+        );
+        assert!(
+            err("gpt-4o-mimi").contains("did you mean gpt-4o-mini"),
+            "{}",
+            err("gpt-4o-mimi")
+        );
+        let f = ModelFlags {
+            provider: Some("antropic".into()),
+            model: Some("claude-haiku-4-5".into()),
+            ..ModelFlags::default()
+        };
+        let err = choose(&f, &AuthKeys::default(), &no_env).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("(did you mean anthropic/claude-haiku-4-5"),
+            "{err}"
         );
     }
 }

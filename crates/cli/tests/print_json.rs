@@ -147,6 +147,18 @@ async fn a_failed_request_goes_to_stderr_with_exit_code_1() {
     let out = run(bad).await;
     assert_eq!(out.code, Some(1));
     assert_eq!(out.stderr.trim(), "Model not found: no-such-model-anywhere");
+
+    // A near miss names the catalogue's closest ids.
+    let mut typo = oxpi(&d);
+    typo.args(["--model", "claude-haiku-4-5x", "-p", "hi"]);
+    let out = run(typo).await;
+    assert_eq!(out.code, Some(1));
+    assert!(
+        out.stderr
+            .starts_with("Model not found: claude-haiku-4-5x (did you mean claude-haiku-4-5"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

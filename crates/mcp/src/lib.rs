@@ -9,17 +9,35 @@
 //! call that times out, or a server that crashes mid-call, ends that call with an error and the
 //! agent goes on; a stdio server that exited is started again on the next call.
 //!
-//! ```no_run
+//! ```
 //! use oxpi_agent_core::{Agent, AgentOptions};
 //! use oxpi_mcp::{McpClient, McpServer};
 //!
-//! async fn ask_git(model: oxpi_ai::Model) -> Result<(), Box<dyn std::error::Error>> {
-//!     let server = McpServer::stdio("git", "mcp-server-git").args(["--repository", "."]);
-//!     let git = McpClient::connect(server).await?;
-//!     let agent = Agent::new(AgentOptions::new(model).with_tools(git.tools().await?));
-//!     agent.prompt("What was the last commit about?").await?;
-//!     Ok(())
-//! }
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # use oxpi_ai::faux::{FauxProvider, FauxReply};
+//! # let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake_server.py");
+//! # let faux = FauxProvider::new();
+//! # faux.push(FauxReply::tool_call("echo", serde_json::json!({"text": "hi"})));
+//! # faux.push(FauxReply::text("It said hi."));
+//! # let mut registry = oxpi_ai::ProviderRegistry::new();
+//! # registry.register(faux.clone());
+//! # let model = faux.model();
+//! // A stdio server (here a small Python one with an `echo` tool); `McpServer::http(url)` for
+//! // streamable HTTP. `mcp-server-git` would be `McpServer::stdio("git", "mcp-server-git")`.
+//! let server = McpServer::stdio("demo", "python3").args([script]);
+//! let client = McpClient::connect(server).await?;
+//! let tools = client.tools().await?;
+//! let agent = Agent::new(AgentOptions::new(model).with_tools(tools).with_registry(registry));
+//! let reply = agent.prompt("Echo hi.").await?;
+//! assert_eq!(reply.text(), "It said hi.");
+//! # let result = agent.messages().iter().find_map(|m| match m {
+//! #     oxpi_ai::Message::ToolResult(r) => Some(r.text_content()),
+//! #     _ => None,
+//! # });
+//! # assert_eq!(result.as_deref(), Some("hi"));
+//! # Ok(())
+//! # }
 //! ```
 
 mod client;

@@ -13,21 +13,24 @@
 //! type oxpi does not know are written back as they were read. Typed access to a message is
 //! [`Entry::message`].
 //!
-//! ```no_run
-//! use std::path::Path;
-//! use oxpi_session::{session_dir_for, SessionManager};
+//! ```
+//! use oxpi_session::{session_dir_for, to_llm_messages, SessionManager};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let cwd = Path::new("/work/project");
-//! let dir = session_dir_for(Path::new("/home/me/.pi/agent"), cwd);
-//! let mut session = SessionManager::continue_recent(cwd, &dir)?;
+//! # let tmp = tempfile::tempdir()?;
+//! # let (agent_dir, cwd) = (tmp.path().join("agent"), tmp.path().join("project"));
+//! // pi's layout: <agent dir>/sessions/--<cwd>--/<timestamp>_<id>.jsonl
+//! let dir = session_dir_for(&agent_dir, &cwd);
+//! let mut session = SessionManager::continue_recent(&cwd, &dir)?; // the latest, or a new one
 //! for issue in session.load_issues() {
-//!     eprintln!("{issue}");
+//!     eprintln!("{issue}"); // e.g. a last line torn by a crash
 //! }
-//! session.append_message(&oxpi_ai::Message::user("go on"))?;
-//! let context = session.build_session_context();
-//! let messages = oxpi_session::to_llm_messages(&context.messages)?;
-//! # let _ = messages;
+//! session.append_message(&oxpi_ai::Message::user("go on"))?; // on disk when it returns
+//! drop(session);
+//! // Later, or in another process: the same session, read back from its file.
+//! let session = SessionManager::continue_recent(&cwd, &dir)?;
+//! let messages = to_llm_messages(&session.build_session_context().messages)?;
+//! assert_eq!(messages.len(), 1);
 //! # Ok(())
 //! # }
 //! ```

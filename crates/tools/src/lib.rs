@@ -22,14 +22,28 @@
 //! Blocking file-system work runs on Tokio's blocking thread pool.
 //!
 //! ```
-//! use oxpi_tools::{read_tool, write_tool, Workspace};
+//! use std::sync::Arc;
+//! use oxpi_agent_core::CancellationToken;
+//! use oxpi_tools::{coding_tools, Workspace};
 //!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
-//! let workspace = Workspace::new(dir.path())?;
-//! let tools = vec![read_tool(workspace.clone())?, write_tool(workspace)?];
-//! assert_eq!(tools[0].name(), "read");
-//! assert_eq!(tools[1].name(), "write");
+//! let tools = coding_tools(Workspace::new(dir.path())?)?;
+//! let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+//! # #[cfg(unix)]
+//! assert_eq!(names, ["read", "bash", "edit", "write"]);
+//! // An agent runs them for its model (`AgentOptions::new(model).with_tools(tools)`); by hand:
+//! let write = tools.iter().find(|t| t.name() == "write").ok_or("no write tool")?;
+//! let run = |args: serde_json::Value| {
+//!     let args = args.as_object().cloned().unwrap_or_default();
+//!     write.execute("call-1", args, CancellationToken::new(), Arc::new(|_| {}))
+//! };
+//! run(serde_json::json!({"path": "notes/a.txt", "content": "hello"})).await?;
+//! assert_eq!(std::fs::read_to_string(dir.path().join("notes/a.txt"))?, "hello");
+//! // A path that leads outside the workspace is refused.
+//! let refused = run(serde_json::json!({"path": "../a.txt", "content": "no"})).await;
+//! assert!(refused.unwrap_err().to_string().contains("outside"));
 //! # Ok(())
 //! # }
 //! ```

@@ -8,8 +8,9 @@
 #![allow(dead_code)] // each example uses part of it
 
 use oxpi_agent_core::oxpi_ai::Model;
+use oxpi_testkit::wire::{self, Script};
 use oxpi_testkit::{Reply, TestServer};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The model to use, and the local server behind it (keep it alive while the model is used).
 pub async fn model(script: Vec<Reply>) -> (Model, Option<TestServer>) {
@@ -31,41 +32,14 @@ pub fn scripted() -> bool {
     std::env::var("OXPI_EXAMPLE_MODEL").is_err()
 }
 
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    let body = json!({
-        "id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "scripted",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    });
-    format!("data: {body}\n\n")
-}
-
-/// A streamed text reply.
-pub fn text(text: &str) -> Reply {
-    let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
-    let mut events: Vec<String> = words
-        .iter()
-        .map(|w| chunk(json!({"content": w}), None))
-        .collect();
-    events.push(chunk(json!({}), Some("stop")));
-    events.push("data: [DONE]\n\n".to_string());
-    Reply::sse(events)
+/// A streamed text reply (Chat Completions chunks, one per word).
+pub fn text(text: &'static str) -> Reply {
+    wire::reply(wire::completions(&Script::text(text)))
 }
 
 /// A reply calling each `(name, arguments)` in one batch.
-pub fn calls(calls: &[(&str, Value)]) -> Reply {
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            json!({"index": i, "id": format!("call_{i}"), "type": "function",
-                   "function": {"name": name, "arguments": args.to_string()}})
-        })
-        .collect();
-    Reply::sse([
-        chunk(json!({"role": "assistant", "tool_calls": tool_calls}), None),
-        chunk(json!({}), Some("tool_calls")),
-        "data: [DONE]\n\n".to_string(),
-    ])
+pub fn calls(calls: &[(&'static str, Value)]) -> Reply {
+    wire::reply(wire::completions(&Script::calls(calls)))
 }
 
 /// A reply with an HTTP error status.

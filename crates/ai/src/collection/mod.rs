@@ -27,6 +27,7 @@
 
 mod auth_file;
 mod credentials;
+mod lookup;
 mod provider;
 
 use std::collections::BTreeMap;
@@ -55,6 +56,17 @@ pub enum ModelsError {
     /// The collection has no provider of this id.
     #[error("Unknown provider: {0}")]
     UnknownProvider(String),
+    /// No model of this id at this provider ([`Models::model`]); `suggestions` are the closest
+    /// `provider/id` pairs the collection has.
+    #[error("Unknown model: {provider}/{id}{}", lookup::did_you_mean(suggestions))]
+    UnknownModel {
+        /// The provider asked for.
+        provider: String,
+        /// The id asked for.
+        id: String,
+        /// The closest `provider/id` pairs, best first (at most three).
+        suggestions: Vec<String>,
+    },
     /// No credential for the provider (pi's text, then where one would come from).
     #[error("Provider is not configured: {provider} ({hint})")]
     NotConfigured {
@@ -90,7 +102,9 @@ pub enum ModelsError {
 impl ModelsError {
     fn failure(&self) -> Failure {
         match self {
-            Self::UnknownProvider(_) => Failure::config(self.to_string()),
+            Self::UnknownProvider(_) | Self::UnknownModel { .. } => {
+                Failure::config(self.to_string())
+            }
             _ => Failure::auth(self.to_string()),
         }
     }
@@ -319,7 +333,7 @@ impl Models {
         }
     }
 
-    /// The model `id` of `provider` (pi's `getModel`).
+    /// The model `id` of `provider` (pi's `getModel`); [`model`](Self::model) says why not.
     pub fn get_model(&self, provider: &str, id: &str) -> Option<&Model> {
         self.providers
             .get(provider)?
