@@ -2,8 +2,9 @@
 //! the agent directory choose the model (a custom provider), `defaultTools` the tools; broken
 //! files give warnings naming file, line and field, never a failure. Then pi-coding-agent 1.6
 //! and `oxpi` on the same agent directory and project: their first requests to the same
-//! scripted server are compared (endpoint, model, key, tools, the user message). The
-//! comparison skips with a line saying so when Node is missing.
+//! scripted server are compared (endpoint, model, key, tools with a `direct` MCP server's, the
+//! user message, the start model of a `--models` / `enabledModels` scope). The comparisons
+//! skip with a line saying so when Node is missing.
 
 #![allow(clippy::unwrap_used)]
 
@@ -203,16 +204,19 @@ async fn broken_settings_are_warnings_naming_file_line_and_field() {
     assert_eq!(summary(&server.requests()[1])["model"], "scripted-1");
 }
 
-async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
-    let d = dirs();
-    std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
-    let server = scripted_server().await;
-    configure(&d, &server, &pi_settings());
+/// An `mcp.json` with one local server, its `echo` tool `direct` (declared by pi too).
+fn direct_mcp(d: &Dirs) {
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/fake_server.py");
+    let mcp = json!({"mcpServers": {"fake": {"command": "python3", "args": [fake],
+        "exposure": "hidden", "toolExposure": {"echo": "direct"}}}});
+    std::fs::write(d.home.join(".pi/agent/mcp.json"), mcp.to_string()).unwrap();
+}
+
+/// pi 1.6 run as `pi` in the project of `d`, with the home of `d`.
+fn pi_command(prefix: &std::path::Path, d: &Dirs) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(pi::node(prefix));
     command
         .arg(pi::cli(prefix))
-        .arg("-p")
-        .args(args)
         .current_dir(&d.project)
         .env("HOME", &d.home)
         .env("PI_OFFLINE", "1")
@@ -221,6 +225,17 @@ async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    command
+}
+
+async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
+    let d = dirs();
+    std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    direct_mcp(&d);
+    let mut command = pi_command(prefix, &d);
+    command.arg("-p").args(args);
     let out = run(command).await;
     assert_eq!(out.code, Some(0), "pi failed: {}", out.stderr);
     let first = &server.requests()[0];
@@ -241,6 +256,7 @@ async fn oxpi_first_request(args: &[&str]) -> Value {
     std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
     let server = scripted_server().await;
     configure(&d, &server, &pi_settings());
+    direct_mcp(&d);
     let mut command = oxpi(&d);
     command.arg("-p").args(args);
     let out = run(command).await;
@@ -273,6 +289,7 @@ async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
         ours["user"], "Say hello to big world (big world two three; two; three).",
         "the template is expanded"
     );
+    assert_eq!(ours["tools"], json!(["read", "grep", "mcp__fake__echo"]));
     assert_eq!(ours, theirs);
     // An @file argument, inlined before the prompt the same.
     let theirs = pi_first_request(&prefix, &["@notes.md", "summarize"]).await;
@@ -309,25 +326,15 @@ async fn list_models_prints_pi_s_table() {
     let Some(prefix) = pi::pi("list_models_prints_pi_s_table") else {
         return;
     };
-    let mut command = tokio::process::Command::new(pi::node(&prefix));
-    command
-        .arg(pi::cli(&prefix))
-        .args(["--list-models", "scripted/scripted-1"])
-        .current_dir(&d.project)
-        .env("HOME", &d.home)
-        .env("PI_OFFLINE", "1")
-        .env_remove("PI_CODING_AGENT_DIR")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
+    let mut command = pi_command(&prefix, &d);
+    command.args(["--list-models", "scripted/scripted-1"]);
     let theirs = run(command).await;
     assert_eq!(theirs.code, Some(0), "pi failed: {}", theirs.stderr);
     assert_eq!(ours.stdout, theirs.stdout);
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn mcp_json_servers_with_direct_tools_are_offered_under_pi_s_names() {
+async fn mcp_json_servers_are_offered_under_pi_s_names() {
     let d = dirs();
     let server = scripted_server().await;
     configure(&d, &server, &pi_settings());
@@ -336,24 +343,103 @@ async fn mcp_json_servers_with_direct_tools_are_offered_under_pi_s_names() {
         "fake-one": {"command": "python3", "args": [fake], "exposure": "hidden",
                      "toolExposure": {"echo": "direct", "b*": "direct", "big": "hidden"}},
         "off": {"command": "python3", "args": [fake], "exposure": "direct", "enabled": false},
-        "codemode-only": {"command": "python3", "args": [fake]}
+        "all-hidden": {"command": "python3", "args": [fake], "exposure": "hidden"},
+        "codemode-only": {"command": "python3", "args": [fake],
+                          "toolExposure": {"crash": "hidden", "n*": "hidden", "deaf": "hidden"}}
     }});
     std::fs::write(d.home.join(".pi/agent/mcp.json"), mcp.to_string()).unwrap();
-    let mut command = oxpi(&d);
-    command.args(["-p", "hello"]);
-    let out = run(command).await;
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(
-        summary(&server.requests()[0])["tools"],
-        json!(["read", "grep", "mcp__fake_one__echo"])
-    );
-    // --no-mcp: none.
-    let mut command = oxpi(&d);
-    command.args(["--no-mcp", "-p", "hello"]);
-    let out = run(command).await;
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(
-        summary(&server.requests()[1])["tools"],
-        json!(["read", "grep"])
-    );
+    let tools_of = |n: usize| summary(&server.requests()[n])["tools"].clone();
+    let mut runs = 0;
+    for (args, tools) in [
+        // pi's default exposure (`codemode`) is offered directly: no codemode in oxpi.
+        (
+            vec![],
+            json!([
+                "read",
+                "grep",
+                "mcp__codemode_only__echo",
+                "mcp__codemode_only__big",
+                "mcp__fake_one__echo"
+            ]),
+        ),
+        (vec!["--no-mcp"], json!(["read", "grep"])),
+        (vec!["--no-tools"], json!([])),
+        // `--tools` keeps MCP tools unless an entry starts with `mcp__`.
+        (
+            vec!["--tools", "read"],
+            json!([
+                "read",
+                "mcp__codemode_only__echo",
+                "mcp__codemode_only__big",
+                "mcp__fake_one__echo"
+            ]),
+        ),
+        (
+            vec!["-t", "ls,mcp__fake*"],
+            json!(["ls", "mcp__fake_one__echo"]),
+        ),
+        (
+            vec!["-nbt", "-xt", "*big,mcp__fake_one__*"],
+            json!(["mcp__codemode_only__echo"]),
+        ),
+    ] {
+        let mut command = oxpi(&d);
+        command.args(&args).args(["-p", "hello"]);
+        let out = run(command).await;
+        assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
+        assert_eq!(tools_of(runs), tools, "{args:?}");
+        runs += 1;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_scope_picks_the_start_model_as_pi_does() {
+    let prefix = pi::pi("models_scope_picks_the_start_model_as_pi_does");
+    for (settings, args, expected) in [
+        // The saved default is in the scope: it starts.
+        (
+            pi_settings(),
+            vec!["--models", "*-2:high,scripted-1"],
+            "scripted-1",
+        ),
+        // `enabledModels` without `--models`, no saved default: the first, with its level.
+        (
+            json!({"enabledModels": ["scripted/*2:high", "scripted-1"]}),
+            vec![],
+            "scripted-2",
+        ),
+    ] {
+        let mut requests = Vec::new();
+        for program in ["oxpi", "pi"] {
+            let d = dirs();
+            let server = scripted_server().await;
+            configure(&d, &server, &settings);
+            let agent = d.home.join(".pi/agent");
+            let models = json!({"providers": {"scripted": {
+                "baseUrl": format!("{}/v1", server.base_url()),
+                "api": "openai-completions",
+                "apiKey": "scripted-key",
+                "models": [{"id": "scripted-1"}, {"id": "scripted-2", "reasoning": true}],
+            }}});
+            std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+            let mut command = match (program, &prefix) {
+                ("oxpi", _) => oxpi(&d),
+                (_, Some(prefix)) => pi_command(prefix, &d),
+                _ => continue,
+            };
+            command.args(&args).args(["-p", "hello"]);
+            let out = run(command).await;
+            assert_eq!(out.code, Some(0), "{program}: {}", out.stderr);
+            let body = server.requests()[0].json();
+            requests.push(json!({"model": body["model"],
+                                 "reasoning_effort": body["reasoning_effort"]}));
+        }
+        assert_eq!(requests[0]["model"], expected, "{args:?}");
+        if expected == "scripted-2" {
+            assert_eq!(requests[0]["reasoning_effort"], "high");
+        }
+        if let [ours, theirs] = &requests[..] {
+            assert_eq!(ours, theirs, "{args:?}");
+        }
+    }
 }

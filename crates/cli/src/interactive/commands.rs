@@ -128,13 +128,33 @@ impl Ctx {
             Action::Quit => app.quit = true,
             Action::SelectModel => self.open_model_selector(app, ""),
             Action::CycleModel(forward) => {
-                let models = available_models(&self.runtime, self.base_url.as_ref());
-                if models.len() < 2 {
-                    app.notice = Some("Only one model is available".into());
+                let cycled = crate::model_scope::cycle_runtime(
+                    &self.runtime,
+                    forward,
+                    self.base_url.as_ref(),
+                );
+                let Some((model, level, _)) = cycled else {
+                    app.notice = Some(if self.runtime.scope.is_empty() {
+                        "Only one model available".into()
+                    } else {
+                        "Only one model in scope".into()
+                    });
                     return;
-                }
-                let next = if forward { 1 } else { models.len() - 1 };
-                self.set_model(app, models[next].clone());
+                };
+                app.footer.model = key_of(&model);
+                app.footer.context_window = model.context_window;
+                app.footer.thinking = level.as_str().to_string();
+                let thinking = if model.reasoning && level != ThinkingLevel::Off {
+                    format!(" (thinking: {})", level.as_str())
+                } else {
+                    String::new()
+                };
+                let name = if model.name.is_empty() {
+                    &model.id
+                } else {
+                    &model.name
+                };
+                app.notice = Some(format!("Switched to {name}{thinking}"));
             }
             Action::CycleThinking => {
                 let levels = oxpi_ai::supported_thinking_levels(&agent.model());

@@ -182,15 +182,15 @@ async fn dispatch(
             ok(Some(set_model(rpc, model)))
         }
         "cycle_model" => {
-            let models = available_models(rpc);
-            if models.len() < 2 {
+            let Some((model, level, scoped)) =
+                crate::model_scope::cycle_runtime(&rpc.runtime, true, None)
+            else {
                 return ok(Some(Value::Null));
-            }
-            let model = set_model(rpc, models[1].clone());
+            };
             ok(Some(json!({
                 "model": model,
-                "thinkingLevel": rpc.runtime.thinking_level().as_str(),
-                "isScoped": false,
+                "thinkingLevel": level.as_str(),
+                "isScoped": scoped,
             })))
         }
         "get_available_models" => ok(Some(json!({"models": available_models(rpc)}))),
