@@ -636,3 +636,54 @@ async fn get_commands_lists_prompt_templates_and_a_prompt_expands_them() {
     );
     assert_eq!(rpc.close().await, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_scope_picks_the_start_model_and_cycles_over_rpc() {
+    let d = dirs();
+    let server = scripted_server().await;
+    common::pi::configure(&d.home, server.base_url());
+    let models = json!({"providers": {"scripted": {
+        "baseUrl": format!("{}/v1", server.base_url()),
+        "api": "openai-completions",
+        "apiKey": "scripted-key",
+        "models": [{"id": "scripted-1"}, {"id": "scripted-2", "reasoning": true},
+                   {"id": "scripted-3"}],
+    }}});
+    std::fs::write(d.home.join(".pi/agent/models.json"), models.to_string()).unwrap();
+    let scope = ["--models".to_string(), "*-2:high, scripted-3".to_string()];
+    let mut rpc = Rpc::start(&d, &scope);
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(
+        data(&state)["model"]["id"],
+        "scripted-2",
+        "the scope's first"
+    );
+    assert_eq!(data(&state)["thinkingLevel"], "high");
+    let model_of = |r: &Value| {
+        let d = data(r);
+        (
+            d["model"]["id"].clone(),
+            d["thinkingLevel"].clone(),
+            d["isScoped"].clone(),
+        )
+    };
+    let cycled = rpc.call(json!({"type": "cycle_model"})).await;
+    // No level in its pattern: the session's level, clamped to a model without reasoning.
+    assert_eq!(
+        model_of(&cycled),
+        (json!("scripted-3"), json!("off"), json!(true))
+    );
+    let cycled = rpc.call(json!({"type": "cycle_model"})).await;
+    assert_eq!(
+        model_of(&cycled),
+        (json!("scripted-2"), json!("high"), json!(true))
+    );
+    assert_eq!(rpc.close().await, Some(0));
+
+    // Without a scope, every model with a key, in order; one model only: null.
+    let mut rpc = Rpc::start(&d, &["--model".into(), "scripted/scripted-1".into()]);
+    let cycled = rpc.call(json!({"type": "cycle_model"})).await;
+    assert_eq!(model_of(&cycled).0, "scripted-2");
+    assert_eq!(model_of(&cycled).2, false);
+    assert_eq!(rpc.close().await, Some(0));
+}
