@@ -1,4 +1,5 @@
-//! Tests of `model_scope.rs`: pi's pattern rules (`core/model-resolver.js`) and cycling.
+//! Tests of `model_scope.rs`: pi's pattern rules (`core/model-resolver.js`) and cycling. The scope
+//! expectations are what pi 1.6's `resolveModelScopeFromModels` returns for the same models.
 
 use super::*;
 

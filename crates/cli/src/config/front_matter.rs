@@ -67,6 +67,7 @@ pub(crate) fn parse(text: &str) -> Result<(FrontMatter, String), FrontMatterErro
     Ok((FrontMatter { map }, body))
 }
 
+/// The expected values are what pi 1.6's `yaml` (2.9.0) `parse` gives for the same text.
 #[cfg(test)]
 mod tests {
     use super::*;
