@@ -349,8 +349,7 @@ async fn mcp_json_servers_are_offered_under_pi_s_names() {
     }});
     std::fs::write(d.home.join(".pi/agent/mcp.json"), mcp.to_string()).unwrap();
     let tools_of = |n: usize| summary(&server.requests()[n])["tools"].clone();
-    let mut runs = 0;
-    for (args, tools) in [
+    let cases = [
         // pi's default exposure (`codemode`) is offered directly: no codemode in oxpi.
         (
             vec![],
@@ -382,13 +381,13 @@ async fn mcp_json_servers_are_offered_under_pi_s_names() {
             vec!["-nbt", "-xt", "*big,mcp__fake_one__*"],
             json!(["mcp__codemode_only__echo"]),
         ),
-    ] {
+    ];
+    for (run_index, (args, tools)) in cases.into_iter().enumerate() {
         let mut command = oxpi(&d);
         command.args(&args).args(["-p", "hello"]);
         let out = run(command).await;
         assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
-        assert_eq!(tools_of(runs), tools, "{args:?}");
-        runs += 1;
+        assert_eq!(tools_of(run_index), tools, "{args:?}");
     }
 }
 
@@ -442,4 +441,45 @@ async fn models_scope_picks_the_start_model_as_pi_does() {
             assert_eq!(ours, theirs, "{args:?}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_none_gives_every_tool_any_path() {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let outside = d.home.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("a.txt"), "outside text\n").unwrap();
+    let shown = outside.display().to_string();
+    let file = outside.join("a.txt").display().to_string();
+    let ask = |args: Vec<String>| {
+        let mut command = oxpi(&d);
+        command.args(args);
+        run(command)
+    };
+    let args = |extra: &[&str], prompt: String| {
+        let mut list: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        list.extend(["-t".into(), "read,ls".into(), "-p".into(), prompt]);
+        list
+    };
+    // The default (`workspace`): both refused.
+    let out = ask(args(&[], format!("list-dir {shown}"))).await;
+    assert_eq!(
+        out.stdout,
+        format!("Done: Path {shown:?} is outside the workspace\n")
+    );
+    let out = ask(args(&[], format!("read {file}"))).await;
+    assert_eq!(
+        out.stdout,
+        format!("Done: Path {file:?} is outside the workspace\n")
+    );
+    // `--sandbox none`, or the setting: pi's tools, any path.
+    let out = ask(args(&["--sandbox", "none"], format!("list-dir {shown}"))).await;
+    assert_eq!(out.stdout, "Done: a.txt\n", "stderr: {}", out.stderr);
+    let mut settings = pi_settings();
+    settings["oxpi"] = json!({"sandbox": "none"});
+    configure(&d, &server, &settings);
+    let out = ask(args(&[], format!("read {file}"))).await;
+    assert_eq!(out.stdout, "Done: outside text\n", "stderr: {}", out.stderr);
 }
