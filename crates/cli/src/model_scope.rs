@@ -348,24 +348,56 @@ pub(crate) fn cycle(
     Some((next.clone(), None, false))
 }
 
+/// The models a run may switch to, in `--list-models`'s catalogue order: those with a key at
+/// the start (`models.json`'s, then the catalogue's), then the catalogue's models of a
+/// provider keyed for this run only (`--api-key`); `base_url` (the `--base-url` provider and
+/// its server) points that provider's models there.
+pub(crate) fn switchable(
+    runtime: &crate::runtime::Runtime,
+    base_url: Option<&(String, String)>,
+) -> Vec<Model> {
+    let mut available = runtime.available.clone();
+    for model in oxpi_ai::models::builtin_models() {
+        if !available.iter().any(|m| same(m, model)) && runtime.has_credentials(&model.provider) {
+            available.push(model.clone());
+        }
+    }
+    if let Some((provider, url)) = base_url {
+        for model in available.iter_mut().filter(|m| m.provider == *provider) {
+            model.base_url = url.trim_end_matches('/').to_string();
+        }
+    }
+    available
+}
+
+/// The current model, then the others of [`switchable`] (what `/model` and RPC
+/// `get_available_models` list).
+pub(crate) fn current_first(
+    runtime: &crate::runtime::Runtime,
+    base_url: Option<&(String, String)>,
+) -> Vec<Model> {
+    let current = runtime.agent.model();
+    let mut models = vec![current.clone()];
+    models.extend(
+        switchable(runtime, base_url)
+            .into_iter()
+            .filter(|m| !same(m, &current)),
+    );
+    models
+}
+
 /// Cycles the run's model one step (pi's `cycleModel`): through the scope, else the models
-/// with a key (`base_url`: the `--base-url` provider and its server, kept); the new model is
-/// set and recorded, with the scoped entry's thinking level, else `modelThinkingLevels` or
-/// `defaultThinkingLevel` for it, else the current level (clamped to the model). The model,
-/// the level set and whether the scope was cycled; `None` when there is one model only.
+/// of [`switchable`]; the new model is set and recorded, with the scoped entry's thinking
+/// level, else `modelThinkingLevels` or `defaultThinkingLevel` for it, else the current level
+/// (clamped to the model). The model, the level set and whether the scope was cycled; `None`
+/// when there is one model only.
 pub(crate) fn cycle_runtime(
     runtime: &crate::runtime::Runtime,
     forward: bool,
     base_url: Option<&(String, String)>,
 ) -> Option<(Model, ThinkingLevel, bool)> {
     let current = runtime.agent.model();
-    let mut available = runtime.available.clone();
-    // The catalogue's models of a provider keyed for this run only (`--api-key`).
-    for model in oxpi_ai::models::builtin_models() {
-        if !available.iter().any(|m| same(m, model)) && runtime.has_credentials(&model.provider) {
-            available.push(model.clone());
-        }
-    }
+    let available = switchable(runtime, base_url);
     let (mut model, level, scoped) = cycle(&runtime.scope, &available, &current, forward)?;
     if let Some((provider, url)) = base_url {
         if model.provider == *provider {

@@ -678,6 +678,20 @@ async fn models_scope_picks_the_start_model_and_cycles_over_rpc() {
         model_of(&cycled),
         (json!("scripted-2"), json!("high"), json!(true))
     );
+    // models.json's models are available and can be set.
+    let listed = rpc.call(json!({"type": "get_available_models"})).await;
+    let ids: Vec<&str> = data(&listed)["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["provider"] == "scripted")
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["scripted-2", "scripted-1", "scripted-3"]);
+    let set = rpc
+        .call(json!({"type": "set_model", "provider": "scripted", "modelId": "scripted-1"}))
+        .await;
+    assert_eq!(data(&set)["id"], "scripted-1");
     assert_eq!(rpc.close().await, Some(0));
 
     // Without a scope, every model with a key, in order; one model only: null.

@@ -48,30 +48,14 @@ pub(crate) struct Ctx {
     pub cancel: tokio_util::sync::CancellationToken,
 }
 
-/// The models one may switch to: the current one, then every catalogue model of a provider
-/// with credentials; models of the `--base-url` provider (`base_url`) are served there.
+/// The models one may switch to: the current one, then every model with a key
+/// (`models.json`'s included); models of the `--base-url` provider (`base_url`) are served
+/// there.
 pub(crate) fn available_models(
     runtime: &Runtime,
     base_url: Option<&(String, String)>,
 ) -> Vec<Model> {
-    let current = runtime.agent.model();
-    let mut models = vec![current.clone()];
-    models.extend(
-        oxpi_ai::models::builtin_models()
-            .iter()
-            .filter(|m| !(m.provider == current.provider && m.id == current.id))
-            .filter(|m| runtime.has_credentials(&m.provider))
-            .cloned()
-            .map(|mut m| {
-                if let Some((provider, url)) = base_url {
-                    if m.provider == *provider {
-                        m.base_url = url.trim_end_matches('/').to_string();
-                    }
-                }
-                m
-            }),
-    );
-    models
+    crate::model_scope::current_first(runtime, base_url)
 }
 
 fn key_of(model: &Model) -> String {
