@@ -4,7 +4,8 @@
 //! and `oxpi` on the same agent directory and project: their first requests to the same
 //! scripted server are compared (endpoint, model, key, tools with a `direct` MCP server's, the
 //! user message, the start model of a `--models` / `enabledModels` scope). The comparisons
-//! skip with a line saying so when Node is missing.
+//! skip with a line saying so when Node is missing. Also: MCP exposure and the tool flags,
+//! `--sandbox none`, and RPC `cycle_model` over a scope.
 
 #![allow(clippy::unwrap_used)]
 
@@ -482,4 +483,100 @@ async fn sandbox_none_gives_every_tool_any_path() {
     configure(&d, &server, &settings);
     let out = ask(args(&[], format!("read {file}"))).await;
     assert_eq!(out.stdout, "Done: outside text\n", "stderr: {}", out.stderr);
+}
+
+/// The responses of `oxpi --mode rpc` (with `args`) to `commands`, sent at once, stdin then
+/// closed.
+async fn rpc_answers(d: &Dirs, args: &[&str], commands: &[Value]) -> Vec<Value> {
+    use tokio::io::AsyncWriteExt;
+    let mut command = oxpi(d);
+    command
+        .args(["--mode", "rpc"])
+        .args(args)
+        .stdin(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for c in commands {
+        stdin.write_all(format!("{c}\n").as_bytes()).await.unwrap();
+    }
+    drop(stdin);
+    let out = tokio::time::timeout(DEADLINE, child.wait_with_output())
+        .await
+        .expect("oxpi exits when stdin closes")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "response")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_scope_picks_the_start_model_and_cycles_over_rpc() {
+    let d = dirs();
+    let server = scripted_server().await;
+    pi::configure(&d.home, server.base_url());
+    let models = json!({"providers": {"scripted": {
+        "baseUrl": format!("{}/v1", server.base_url()),
+        "api": "openai-completions",
+        "apiKey": "scripted-key",
+        "models": [{"id": "scripted-1"}, {"id": "scripted-2", "reasoning": true},
+                   {"id": "scripted-3"}],
+    }}});
+    std::fs::write(d.home.join(".pi/agent/models.json"), models.to_string()).unwrap();
+    let answers = rpc_answers(
+        &d,
+        &["--models", "*-2:high, scripted-3"],
+        &[
+            json!({"type": "get_state"}),
+            json!({"type": "cycle_model"}),
+            json!({"type": "cycle_model"}),
+            json!({"type": "get_available_models"}),
+            json!({"type": "set_model", "provider": "scripted", "modelId": "scripted-1"}),
+        ],
+    )
+    .await;
+    let model_of = |r: &Value| {
+        let d = &r["data"];
+        (
+            d["model"]["id"].clone(),
+            d["thinkingLevel"].clone(),
+            d["isScoped"].clone(),
+        )
+    };
+    assert_eq!(
+        answers[0]["data"]["model"]["id"], "scripted-2",
+        "the scope's first"
+    );
+    assert_eq!(answers[0]["data"]["thinkingLevel"], "high");
+    // No level in its pattern: the session's level, clamped to a model without reasoning.
+    assert_eq!(
+        model_of(&answers[1]),
+        (json!("scripted-3"), json!("off"), json!(true))
+    );
+    assert_eq!(
+        model_of(&answers[2]),
+        (json!("scripted-2"), json!("high"), json!(true))
+    );
+    // models.json's models are available and can be set.
+    let ids: Vec<&str> = answers[3]["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["provider"] == "scripted")
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["scripted-2", "scripted-1", "scripted-3"]);
+    assert_eq!(answers[4]["data"]["id"], "scripted-1");
+    // Without a scope: every model with a key, in order.
+    let answers = rpc_answers(
+        &d,
+        &["--model", "scripted/scripted-1"],
+        &[json!({"type": "cycle_model"})],
+    )
+    .await;
+    assert_eq!(model_of(&answers[0]).0, "scripted-2");
+    assert_eq!(model_of(&answers[0]).2, false);
 }
