@@ -33,6 +33,28 @@ impl FrontMatter {
     }
 }
 
+/// Deepest block nesting front matter may have: `yaml-rust2` limits flow nesting (`[`, `{`)
+/// itself but follows block nesting down the stack, so deeper text is refused before parsing.
+const MAX_BLOCK_DEPTH: usize = 200;
+
+/// An upper bound of the block nesting of `yaml`: each level needs one more column of
+/// indentation or one more compact `- ` / `? ` on its line.
+fn block_depth_bound(yaml: &str) -> usize {
+    yaml.lines()
+        .map(|line| {
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+            let mut rest = &line[indent..];
+            let mut compact = 0;
+            while let Some(next) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("? ")) {
+                compact += 1;
+                rest = next.trim_start_matches(' ');
+            }
+            indent + compact
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// Why front matter could not be parsed (pi skips the file with a warning).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid YAML front matter: {0}")]
@@ -53,6 +75,11 @@ pub(crate) fn parse(text: &str) -> Result<(FrontMatter, String), FrontMatterErro
     let body = normalized[end + 4..].trim().to_string();
     if yaml.is_empty() {
         return Ok((FrontMatter::default(), body));
+    }
+    if block_depth_bound(yaml) > MAX_BLOCK_DEPTH {
+        return Err(FrontMatterError(format!(
+            "nested deeper than {MAX_BLOCK_DEPTH} levels"
+        )));
     }
     let docs = YamlLoader::load_from_str(yaml).map_err(|e| FrontMatterError(e.to_string()))?;
     if docs.len() > 1 {
@@ -119,5 +146,19 @@ mod tests {
         assert!(parse("---\na: 1\na: 2\n---\n").is_err(), "duplicate keys");
         assert!(parse("---\ndescription: [unclosed\n---\n").is_err());
         assert!(parse("---\na: b: c\n---\n").is_err());
+        // Deep nesting is refused, never followed down the stack.
+        let deep = format!("---\na:\n{}x\n---\n", "- ".repeat(100_000));
+        assert!(parse(&deep)
+            .unwrap_err()
+            .to_string()
+            .contains("nested deeper"));
+        let flow = format!(
+            "---\na: {}{}\n---\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert!(parse(&flow).is_err());
+        let indented: String = (0..300).map(|i| format!("{}k:\n", " ".repeat(i))).collect();
+        assert!(parse(&format!("---\n{indented}---\n")).is_err());
     }
 }
