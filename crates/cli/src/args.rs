@@ -1,7 +1,7 @@
 //! The command line, as pi's (`docs/cli.md`): the options oxpi implements, parsed with clap.
 //!
-//! pi's multi-letter short options (`-nt`, `-nc`) are not something clap parses; [`normalize`]
-//! turns them into their long forms before parsing.
+//! pi's multi-letter short options (`-nt`, `-nc`, `-nbt`, `-xt`, `-na`, …) are not something
+//! clap parses; [`normalize`] turns them (and `-a`) into their long forms before parsing.
 
 use std::path::PathBuf;
 
@@ -23,6 +23,7 @@ pub(crate) enum Mode {
 #[command(
     name = "oxpi",
     version,
+    disable_version_flag = true,
     about = "oxpi: a coding agent with pi's print, JSON and RPC modes",
     after_help = "With no --provider, --model or --base-url, the embedded local model runs \
                   (downloaded once, about 1.1 GB)."
@@ -40,6 +41,10 @@ pub(crate) struct Args {
     /// Model id, `provider/id`, with an optional `:<thinking>` suffix.
     #[arg(long)]
     pub model: Option<String>,
+    /// Comma-separated model patterns for Ctrl+P and RPC `cycle_model` (`provider/id`,
+    /// fuzzy, globs such as `anthropic/*` or `*sonnet*`, `:<thinking>`); also the start model.
+    #[arg(long = "models")]
+    pub models: Option<String>,
     /// Thinking level: off, minimal, low, medium, high, xhigh, max.
     #[arg(long)]
     pub thinking: Option<String>,
@@ -52,9 +57,16 @@ pub(crate) struct Args {
     /// Comma-separated tool allowlist, or only `+name`/`-name` changes to the defaults.
     #[arg(short = 't', long = "tools", allow_hyphen_values = true)]
     pub tools: Option<String>,
-    /// No tools at all (also `-nt`).
+    /// No tools at all, MCP tools included (also `-nt`).
     #[arg(long = "no-tools")]
     pub no_tools: bool,
+    /// No built-in tools by default; MCP tools stay (also `-nbt`).
+    #[arg(long = "no-builtin-tools")]
+    pub no_builtin_tools: bool,
+    /// Comma-separated tool names or `*` patterns to leave out, MCP tools included (also
+    /// `-xt`).
+    #[arg(long = "exclude-tools", allow_hyphen_values = true)]
+    pub exclude_tools: Option<String>,
     /// Do not read AGENTS.md / CLAUDE.md (also `-nc`).
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
@@ -91,12 +103,26 @@ pub(crate) struct Args {
     /// `oxpi.sandbox` setting, else `workspace`.
     #[arg(long, value_enum)]
     pub sandbox: Option<crate::config::settings::SandboxMode>,
-    /// Trust the project for this run (its .pi settings, skills, templates, SYSTEM.md load).
+    /// Trust the project for this run (its .pi settings, skills, templates, SYSTEM.md load;
+    /// also `-a`).
     #[arg(long, conflicts_with = "no_approve")]
     pub approve: bool,
-    /// Do not trust the project for this run.
+    /// Do not trust the project for this run (also `-na`).
     #[arg(long = "no-approve")]
     pub no_approve: bool,
+    /// Accepted for pi's sake: oxpi has no extensions (also `-ne`).
+    #[arg(long = "no-extensions")]
+    pub no_extensions: bool,
+    /// Accepted for pi's sake: oxpi makes no network calls at start (no version check, no
+    /// telemetry); only a model's requests, and the embedded model's first download, go out.
+    #[arg(long)]
+    pub offline: bool,
+    /// Accepted for pi's sake: oxpi prints no startup banner to make verbose.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Print the version.
+    #[arg(short = 'v', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
     /// Load a prompt-template file or directory (repeatable).
     #[arg(long = "prompt-template")]
     pub prompt_template: Vec<PathBuf>,
@@ -160,6 +186,11 @@ pub(crate) fn normalize(args: impl IntoIterator<Item = String>) -> Vec<String> {
             "-nc" => "--no-context-files",
             "-np" => "--no-prompt-templates",
             "-ns" => "--no-skills",
+            "-nbt" => "--no-builtin-tools",
+            "-xt" => "--exclude-tools",
+            "-ne" => "--no-extensions",
+            "-a" => "--approve",
+            "-na" => "--no-approve",
             other => other,
         };
         out.push(mapped.to_string());
@@ -210,6 +241,17 @@ impl Args {
     pub(crate) fn mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
     }
+
+    /// `--models` split at commas, trimmed, empty entries dropped (pi's parsing).
+    pub(crate) fn model_patterns(&self) -> Option<Vec<String>> {
+        self.models.as_ref().map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +295,27 @@ mod tests {
         assert!(args.no_tools && args.no_context_files);
         assert_eq!(args.mode(), Mode::Json);
         assert_eq!(args.messages, ["-nt"], "after -- a prompt may start with -");
+    }
+
+    #[test]
+    fn pi_s_other_short_forms_and_models() {
+        let args = parse(&[
+            "-nbt",
+            "-xt",
+            "bash,mcp__*",
+            "-na",
+            "-ne",
+            "--models",
+            "a/*, b:high,,",
+        ])
+        .unwrap();
+        assert!(args.no_builtin_tools && args.no_approve && args.no_extensions);
+        assert_eq!(args.exclude_tools.as_deref(), Some("bash,mcp__*"));
+        assert_eq!(args.model_patterns().unwrap(), ["a/*", "b:high"]);
+        assert!(parse(&["-a"]).unwrap().approve);
+        assert!(parse(&["--offline", "--verbose"]).is_ok());
+        let version = parse(&["-v"]).unwrap_err();
+        assert_eq!(version.kind(), clap::error::ErrorKind::DisplayVersion);
     }
 
     #[test]

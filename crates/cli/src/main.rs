@@ -11,6 +11,7 @@ mod interactive;
 mod json_event;
 mod list_models;
 mod model_choice;
+mod model_scope;
 mod print;
 mod profile;
 mod rpc;

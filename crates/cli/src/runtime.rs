@@ -108,6 +108,10 @@ pub(crate) struct Runtime {
     pub skill_commands: bool,
     /// The MCP servers of `mcp.json` whose tools are offered (closed by [`Runtime::shutdown`]).
     pub mcp: Vec<oxpi_mcp::McpClient>,
+    /// The model scope (`--models`, `enabledModels`) that `Ctrl+P` and `cycle_model` cycle.
+    pub scope: Vec<crate::model_scope::ScopedModel>,
+    /// The models with a key (`models.json`'s, then the catalogue's), as at the start.
+    pub available: Vec<Model>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -170,23 +174,6 @@ fn switchable_compaction(
     options
 }
 
-/// The names of `list` oxpi has as built-in tools; the others (pi's `codemode`,
-/// `tool_search`, `powershell`, extension tools) are left out with a warning on stderr.
-fn known_tools(list: &[String]) -> Vec<String> {
-    list.iter()
-        .filter(|name| {
-            let known = tool_choice::BUILTIN_TOOLS.contains(&name.as_str());
-            if !known {
-                eprintln!(
-                    "Warning: defaultTools names {name:?}, which oxpi does not have; left out"
-                );
-            }
-            known
-        })
-        .cloned()
-        .collect()
-}
-
 impl Runtime {
     /// Sets up everything `args` asks for.
     pub(crate) async fn setup(args: &Args) -> Result<Arc<Self>, SetupError> {
@@ -217,7 +204,13 @@ impl Runtime {
             api_key: args.api_key.clone(),
             base_url: args.base_url.clone(),
         };
-        let flags = config.model_flags(&given, &custom, &auth, &process_env);
+        let available = crate::list_models::available(&custom, &auth, &process_env);
+        let (scope, scope_warnings) =
+            config.model_scope(args.model_patterns().as_deref(), &available);
+        for warning in scope_warnings {
+            eprintln!("Warning: {warning}");
+        }
+        let flags = config.model_flags(&given, &scope, &custom, &auth, &process_env);
         let choice = crate::config::run::choose_model(&flags, &custom, &auth, &process_env)
             .map_err(SetupError::from)?;
         let profile = profile::choose(args.prompt_profile, choice.target == Target::Embedded);
@@ -241,11 +234,16 @@ impl Runtime {
         let thinking = effective_thinking(&model, asked.unwrap_or(default_level));
 
         let defaults = match &config.default_tools {
-            Some(list) => known_tools(list),
+            Some(list) => tool_choice::known_tools(list),
             None => tool_choice::DEFAULT_TOOLS.map(String::from).to_vec(),
         };
-        let names = tool_choice::select_from(args.tools.as_deref(), args.no_tools, &defaults)
-            .map_err(SetupError::from)?;
+        let tool_flags = tool_choice::ToolFlags::new(
+            args.tools.as_deref(),
+            args.no_tools,
+            args.no_builtin_tools,
+            args.exclude_tools.as_deref(),
+        );
+        let names = tool_choice::select_from(&tool_flags, &defaults).map_err(SetupError::from)?;
         let sandbox_mode = config.sandbox(args.sandbox);
         let mut skill_paths = if args.no_skills {
             Vec::new()
@@ -296,7 +294,7 @@ impl Runtime {
         };
         let mut tools = tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?;
         let mut names = names;
-        let mcp = if args.no_mcp {
+        let mcp = if args.no_mcp || args.no_tools {
             Vec::new()
         } else {
             crate::config::mcp_json::connect(
@@ -304,6 +302,7 @@ impl Runtime {
                 agent_dir.as_deref(),
                 &cwd,
                 config.settings.project_trusted,
+                &|name| tool_flags.keeps_mcp_tool(name),
                 &mut tools,
                 &mut names,
             )
@@ -434,6 +433,8 @@ impl Runtime {
             skills,
             skill_commands,
             mcp,
+            scope,
+            available,
         });
         runtime.bind(session)?;
         Ok(runtime)

@@ -38,6 +38,9 @@ pub(crate) enum ToolChoiceError {
     /// Plain names and `+`/`-` entries mixed.
     #[error("--tools mixes plain names with +name/-name entries: use one kind")]
     Mixed,
+    /// A `+`/`-` entry with a pattern.
+    #[error("--tools: +name and -name entries take exact tool names, not patterns: {0}")]
+    Pattern(String),
     /// A tool could not be built.
     #[error("tool {name} could not be built: {reason}")]
     Build {
@@ -48,24 +51,94 @@ pub(crate) enum ToolChoiceError {
     },
 }
 
-/// The selected tool names, in the order given; `defaults` (pi's, or the `defaultTools`
-/// setting) when no `--tools`, or the base `+name`/`-name` entries change.
+/// Whether `name` matches one of `patterns`: exact tool names, or patterns where `*` matches
+/// any characters (pi's `createToolNameMatcher`).
+pub(crate) fn matches_any(patterns: &[String], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| p == name || (p.contains('*') && crate::config::mcp_json::glob(p, name)))
+}
+
+/// pi's `--tools`, `--no-tools`, `--no-builtin-tools` and `--exclude-tools`, as given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolFlags<'a> {
+    /// `--tools`.
+    pub tools: Option<&'a str>,
+    /// `--no-tools`.
+    pub no_tools: bool,
+    /// `--no-builtin-tools`.
+    pub no_builtin: bool,
+    /// `--exclude-tools`, split at commas.
+    pub exclude: Vec<String>,
+}
+
+fn split_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+impl<'a> ToolFlags<'a> {
+    /// The flags of the command line.
+    pub(crate) fn new(
+        tools: Option<&'a str>,
+        no_tools: bool,
+        no_builtin: bool,
+        exclude: Option<&str>,
+    ) -> Self {
+        Self {
+            tools,
+            no_tools,
+            no_builtin,
+            exclude: exclude.map(split_list).unwrap_or_default(),
+        }
+    }
+
+    /// Whether the MCP tool `name` is offered: not with `--no-tools`, not when an
+    /// `--exclude-tools` entry matches it, and, when a `--tools` allowlist has an entry starting
+    /// with `mcp__`, only when one of its entries matches it (pi's rules).
+    pub(crate) fn keeps_mcp_tool(&self, name: &str) -> bool {
+        if self.no_tools || matches_any(&self.exclude, name) {
+            return false;
+        }
+        match self.tools.map(split_list) {
+            Some(list)
+                if !list
+                    .iter()
+                    .any(|e| e.starts_with('+') || e.starts_with('-'))
+                    && list.iter().any(|e| e.starts_with("mcp__")) =>
+            {
+                matches_any(&list, name)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// The selected built-in tool names: `defaults` (pi's, or the `defaultTools` setting; none with
+/// `--no-builtin-tools`) when no `--tools`; a `--tools` allowlist of names and `*` patterns
+/// (`mcp__` entries are for MCP tools), or `+name`/`-name` changes to the defaults; then
+/// `--exclude-tools` applied.
 pub(crate) fn select_from(
-    tools: Option<&str>,
-    no_tools: bool,
+    flags: &ToolFlags<'_>,
     defaults: &[String],
 ) -> Result<Vec<String>, ToolChoiceError> {
-    if no_tools {
+    if flags.no_tools {
         return Ok(Vec::new());
     }
+    let defaults: &[String] = if flags.no_builtin { &[] } else { defaults };
+    let mut out = select_list(flags.tools, defaults)?;
+    out.retain(|name| !matches_any(&flags.exclude, name));
+    Ok(out)
+}
+
+fn select_list(tools: Option<&str>, defaults: &[String]) -> Result<Vec<String>, ToolChoiceError> {
     let Some(list) = tools else {
         return Ok(defaults.to_vec());
     };
-    let entries: Vec<&str> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .collect();
+    let entries = split_list(list);
     let changes = entries
         .iter()
         .filter(|e| e.starts_with('+') || e.starts_with('-'))
@@ -78,10 +151,23 @@ pub(crate) fn select_from(
     };
     if changes == 0 {
         let mut out: Vec<String> = Vec::new();
-        for name in entries {
-            known(name)?;
-            if !out.iter().any(|n| n == name) {
-                out.push(name.to_string());
+        for entry in &entries {
+            let found: Vec<&str> = if entry.contains('*') {
+                BUILTIN_TOOLS
+                    .iter()
+                    .copied()
+                    .filter(|t| crate::config::mcp_json::glob(entry, t))
+                    .collect()
+            } else if entry.starts_with("mcp__") {
+                Vec::new()
+            } else {
+                known(entry)?;
+                vec![entry.as_str()]
+            };
+            for name in found {
+                if !out.iter().any(|n| n == name) {
+                    out.push(name.to_string());
+                }
             }
         }
         return Ok(out);
@@ -90,8 +176,11 @@ pub(crate) fn select_from(
         return Err(ToolChoiceError::Mixed);
     }
     let mut out: Vec<String> = defaults.to_vec();
-    for entry in entries {
+    for entry in &entries {
         let (sign, name) = entry.split_at(1);
+        if name.contains('*') {
+            return Err(ToolChoiceError::Pattern(entry.clone()));
+        }
         known(name)?;
         out.retain(|n| n != name);
         if sign == "+" {
@@ -130,6 +219,23 @@ pub(crate) fn build(
         .collect()
 }
 
+/// The names of `list` oxpi has as built-in tools; the others (pi's `codemode`,
+/// `tool_search`, `powershell`, extension tools) are left out with a warning on stderr.
+pub(crate) fn known_tools(list: &[String]) -> Vec<String> {
+    list.iter()
+        .filter(|name| {
+            let known = BUILTIN_TOOLS.contains(&name.as_str());
+            if !known {
+                eprintln!(
+                    "Warning: defaultTools names {name:?}, which oxpi does not have; left out"
+                );
+            }
+            known
+        })
+        .cloned()
+        .collect()
+}
+
 /// The `bash` tool over `ws` as `setup` says (also what RPC's `bash` command runs).
 #[cfg(unix)]
 pub(crate) fn configured_bash(ws: Workspace, setup: &BashSetup) -> oxpi_tools::BashTool {
@@ -156,7 +262,8 @@ mod tests {
     use super::*;
 
     fn names(list: Option<&str>, none: bool) -> Result<Vec<String>, ToolChoiceError> {
-        select_from(list, none, &DEFAULT_TOOLS.map(String::from))
+        let flags = ToolFlags::new(list, none, false, None);
+        select_from(&flags, &DEFAULT_TOOLS.map(String::from))
     }
 
     #[test]
@@ -179,20 +286,45 @@ mod tests {
             names(Some("codemode"), false),
             Err(ToolChoiceError::Unknown("codemode".into()))
         );
+        assert_eq!(
+            names(Some("+gr*"), false),
+            Err(ToolChoiceError::Pattern("+gr*".into()))
+        );
+        // Patterns over the built-in tools; `mcp__` entries select no built-in tool.
+        assert_eq!(
+            names(Some("*d*,mcp__srv__*"), false).unwrap(),
+            ["read", "edit", "find"]
+        );
     }
 
     #[test]
     fn settings_defaults_are_the_base_of_changes() {
         let defaults = ["read".to_string(), "grep".to_string()];
-        assert_eq!(select_from(None, false, &defaults).unwrap(), defaults);
-        assert_eq!(
-            select_from(Some("-grep,+ls"), false, &defaults).unwrap(),
-            ["read", "ls"]
+        let select = |tools| select_from(&ToolFlags::new(tools, false, false, None), &defaults);
+        assert_eq!(select(None).unwrap(), defaults);
+        assert_eq!(select(Some("-grep,+ls")).unwrap(), ["read", "ls"]);
+        assert_eq!(select(Some("bash")).unwrap(), ["bash"]);
+    }
+
+    #[test]
+    fn no_builtin_tools_and_exclusions_as_pi() {
+        let defaults = DEFAULT_TOOLS.map(String::from);
+        let flags = ToolFlags::new(None, false, true, None);
+        assert!(select_from(&flags, &defaults).unwrap().is_empty());
+        assert!(flags.keeps_mcp_tool("mcp__a__x"), "-nbt keeps MCP tools");
+        let flags = ToolFlags::new(Some("+ls"), false, true, None);
+        assert_eq!(select_from(&flags, &defaults).unwrap(), ["ls"]);
+        let flags = ToolFlags::new(None, false, false, Some("bash, e*,mcp__a__*"));
+        assert_eq!(select_from(&flags, &defaults).unwrap(), ["read", "write"]);
+        assert!(!flags.keeps_mcp_tool("mcp__a__x") && flags.keeps_mcp_tool("mcp__b__x"));
+        let flags = ToolFlags::new(Some("read,mcp__a__*"), false, false, None);
+        assert!(flags.keeps_mcp_tool("mcp__a__x") && !flags.keeps_mcp_tool("mcp__b__x"));
+        let flags = ToolFlags::new(Some("read"), false, false, None);
+        assert!(
+            flags.keeps_mcp_tool("mcp__b__x"),
+            "no mcp__ entry: MCP tools stay"
         );
-        assert_eq!(
-            select_from(Some("bash"), false, &defaults).unwrap(),
-            ["bash"]
-        );
+        assert!(!ToolFlags::new(None, true, false, None).keeps_mcp_tool("mcp__b__x"));
     }
 
     #[test]

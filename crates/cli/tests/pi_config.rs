@@ -2,8 +2,10 @@
 //! the agent directory choose the model (a custom provider), `defaultTools` the tools; broken
 //! files give warnings naming file, line and field, never a failure. Then pi-coding-agent 1.6
 //! and `oxpi` on the same agent directory and project: their first requests to the same
-//! scripted server are compared (endpoint, model, key, tools, the user message). The
-//! comparison skips with a line saying so when Node is missing.
+//! scripted server are compared (endpoint, model, key, tools with a `direct` MCP server's, the
+//! user message, the start model of a `--models` / `enabledModels` scope). The comparisons
+//! skip with a line saying so when Node is missing. Also: MCP exposure and the tool flags,
+//! `--sandbox none`, and RPC `cycle_model` over a scope.
 
 #![allow(clippy::unwrap_used)]
 
@@ -203,16 +205,19 @@ async fn broken_settings_are_warnings_naming_file_line_and_field() {
     assert_eq!(summary(&server.requests()[1])["model"], "scripted-1");
 }
 
-async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
-    let d = dirs();
-    std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
-    let server = scripted_server().await;
-    configure(&d, &server, &pi_settings());
+/// An `mcp.json` with one local server, its `echo` tool `direct` (declared by pi too).
+fn direct_mcp(d: &Dirs) {
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/fake_server.py");
+    let mcp = json!({"mcpServers": {"fake": {"command": "python3", "args": [fake],
+        "exposure": "hidden", "toolExposure": {"echo": "direct"}}}});
+    std::fs::write(d.home.join(".pi/agent/mcp.json"), mcp.to_string()).unwrap();
+}
+
+/// pi 1.6 run as `pi` in the project of `d`, with the home of `d`.
+fn pi_command(prefix: &std::path::Path, d: &Dirs) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(pi::node(prefix));
     command
         .arg(pi::cli(prefix))
-        .arg("-p")
-        .args(args)
         .current_dir(&d.project)
         .env("HOME", &d.home)
         .env("PI_OFFLINE", "1")
@@ -221,6 +226,17 @@ async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    command
+}
+
+async fn pi_first_request(prefix: &std::path::Path, args: &[&str]) -> Value {
+    let d = dirs();
+    std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    direct_mcp(&d);
+    let mut command = pi_command(prefix, &d);
+    command.arg("-p").args(args);
     let out = run(command).await;
     assert_eq!(out.code, Some(0), "pi failed: {}", out.stderr);
     let first = &server.requests()[0];
@@ -241,6 +257,7 @@ async fn oxpi_first_request(args: &[&str]) -> Value {
     std::fs::write(d.project.join("notes.md"), "\u{feff}first line\nsecond\n").unwrap();
     let server = scripted_server().await;
     configure(&d, &server, &pi_settings());
+    direct_mcp(&d);
     let mut command = oxpi(&d);
     command.arg("-p").args(args);
     let out = run(command).await;
@@ -273,6 +290,7 @@ async fn pi_and_oxpi_send_the_same_first_request_from_the_same_configuration() {
         ours["user"], "Say hello to big world (big world two three; two; three).",
         "the template is expanded"
     );
+    assert_eq!(ours["tools"], json!(["read", "grep", "mcp__fake__echo"]));
     assert_eq!(ours, theirs);
     // An @file argument, inlined before the prompt the same.
     let theirs = pi_first_request(&prefix, &["@notes.md", "summarize"]).await;
@@ -309,25 +327,15 @@ async fn list_models_prints_pi_s_table() {
     let Some(prefix) = pi::pi("list_models_prints_pi_s_table") else {
         return;
     };
-    let mut command = tokio::process::Command::new(pi::node(&prefix));
-    command
-        .arg(pi::cli(&prefix))
-        .args(["--list-models", "scripted/scripted-1"])
-        .current_dir(&d.project)
-        .env("HOME", &d.home)
-        .env("PI_OFFLINE", "1")
-        .env_remove("PI_CODING_AGENT_DIR")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
+    let mut command = pi_command(&prefix, &d);
+    command.args(["--list-models", "scripted/scripted-1"]);
     let theirs = run(command).await;
     assert_eq!(theirs.code, Some(0), "pi failed: {}", theirs.stderr);
     assert_eq!(ours.stdout, theirs.stdout);
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn mcp_json_servers_with_direct_tools_are_offered_under_pi_s_names() {
+async fn mcp_json_servers_are_offered_under_pi_s_names() {
     let d = dirs();
     let server = scripted_server().await;
     configure(&d, &server, &pi_settings());
@@ -336,24 +344,239 @@ async fn mcp_json_servers_with_direct_tools_are_offered_under_pi_s_names() {
         "fake-one": {"command": "python3", "args": [fake], "exposure": "hidden",
                      "toolExposure": {"echo": "direct", "b*": "direct", "big": "hidden"}},
         "off": {"command": "python3", "args": [fake], "exposure": "direct", "enabled": false},
-        "codemode-only": {"command": "python3", "args": [fake]}
+        "all-hidden": {"command": "python3", "args": [fake], "exposure": "hidden"},
+        "codemode-only": {"command": "python3", "args": [fake],
+                          "toolExposure": {"crash": "hidden", "n*": "hidden", "deaf": "hidden"}}
     }});
     std::fs::write(d.home.join(".pi/agent/mcp.json"), mcp.to_string()).unwrap();
-    let mut command = oxpi(&d);
-    command.args(["-p", "hello"]);
-    let out = run(command).await;
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let tools_of = |n: usize| summary(&server.requests()[n])["tools"].clone();
+    let cases = [
+        // pi's default exposure (`codemode`) is offered directly: no codemode in oxpi.
+        (
+            vec![],
+            json!([
+                "read",
+                "grep",
+                "mcp__codemode_only__echo",
+                "mcp__codemode_only__big",
+                "mcp__fake_one__echo"
+            ]),
+        ),
+        (vec!["--no-mcp"], json!(["read", "grep"])),
+        (vec!["--no-tools"], json!([])),
+        // `--tools` keeps MCP tools unless an entry starts with `mcp__`.
+        (
+            vec!["--tools", "read"],
+            json!([
+                "read",
+                "mcp__codemode_only__echo",
+                "mcp__codemode_only__big",
+                "mcp__fake_one__echo"
+            ]),
+        ),
+        (
+            vec!["-t", "ls,mcp__fake*"],
+            json!(["ls", "mcp__fake_one__echo"]),
+        ),
+        (
+            vec!["-nbt", "-xt", "*big,mcp__fake_one__*"],
+            json!(["mcp__codemode_only__echo"]),
+        ),
+    ];
+    for (run_index, (args, tools)) in cases.into_iter().enumerate() {
+        let mut command = oxpi(&d);
+        command.args(&args).args(["-p", "hello"]);
+        let out = run(command).await;
+        assert_eq!(out.code, Some(0), "{args:?}: {}", out.stderr);
+        assert_eq!(tools_of(run_index), tools, "{args:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_scope_picks_the_start_model_as_pi_does() {
+    let prefix = pi::pi("models_scope_picks_the_start_model_as_pi_does");
+    for (settings, args, expected) in [
+        // The saved default is in the scope: it starts.
+        (
+            pi_settings(),
+            vec!["--models", "*-2:high,scripted-1"],
+            "scripted-1",
+        ),
+        // `enabledModels` without `--models`, no saved default: the first, with its level.
+        (
+            json!({"enabledModels": ["scripted/*2:high", "scripted-1"]}),
+            vec![],
+            "scripted-2",
+        ),
+    ] {
+        let mut requests = Vec::new();
+        for program in ["oxpi", "pi"] {
+            let d = dirs();
+            let server = scripted_server().await;
+            configure(&d, &server, &settings);
+            let agent = d.home.join(".pi/agent");
+            let models = json!({"providers": {"scripted": {
+                "baseUrl": format!("{}/v1", server.base_url()),
+                "api": "openai-completions",
+                "apiKey": "scripted-key",
+                "models": [{"id": "scripted-1"}, {"id": "scripted-2", "reasoning": true}],
+            }}});
+            std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
+            let mut command = match (program, &prefix) {
+                ("oxpi", _) => oxpi(&d),
+                (_, Some(prefix)) => pi_command(prefix, &d),
+                _ => continue,
+            };
+            command.args(&args).args(["-p", "hello"]);
+            let out = run(command).await;
+            assert_eq!(out.code, Some(0), "{program}: {}", out.stderr);
+            let body = server.requests()[0].json();
+            requests.push(json!({"model": body["model"],
+                                 "reasoning_effort": body["reasoning_effort"]}));
+        }
+        assert_eq!(requests[0]["model"], expected, "{args:?}");
+        if expected == "scripted-2" {
+            assert_eq!(requests[0]["reasoning_effort"], "high");
+        }
+        if let [ours, theirs] = &requests[..] {
+            assert_eq!(ours, theirs, "{args:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sandbox_none_gives_every_tool_any_path() {
+    let d = dirs();
+    let server = scripted_server().await;
+    configure(&d, &server, &pi_settings());
+    let outside = d.home.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("a.txt"), "outside text\n").unwrap();
+    let shown = outside.display().to_string();
+    let file = outside.join("a.txt").display().to_string();
+    let ask = |args: Vec<String>| {
+        let mut command = oxpi(&d);
+        command.args(args);
+        run(command)
+    };
+    let args = |extra: &[&str], prompt: String| {
+        let mut list: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        list.extend(["-t".into(), "read,ls".into(), "-p".into(), prompt]);
+        list
+    };
+    // The default (`workspace`): both refused.
+    let out = ask(args(&[], format!("list-dir {shown}"))).await;
     assert_eq!(
-        summary(&server.requests()[0])["tools"],
-        json!(["read", "grep", "mcp__fake_one__echo"])
+        out.stdout,
+        format!("Done: Path {shown:?} is outside the workspace\n")
     );
-    // --no-mcp: none.
-    let mut command = oxpi(&d);
-    command.args(["--no-mcp", "-p", "hello"]);
-    let out = run(command).await;
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let out = ask(args(&[], format!("read {file}"))).await;
     assert_eq!(
-        summary(&server.requests()[1])["tools"],
-        json!(["read", "grep"])
+        out.stdout,
+        format!("Done: Path {file:?} is outside the workspace\n")
     );
+    // `--sandbox none`, or the setting: pi's tools, any path.
+    let out = ask(args(&["--sandbox", "none"], format!("list-dir {shown}"))).await;
+    assert_eq!(out.stdout, "Done: a.txt\n", "stderr: {}", out.stderr);
+    let mut settings = pi_settings();
+    settings["oxpi"] = json!({"sandbox": "none"});
+    configure(&d, &server, &settings);
+    let out = ask(args(&[], format!("read {file}"))).await;
+    assert_eq!(out.stdout, "Done: outside text\n", "stderr: {}", out.stderr);
+}
+
+/// The responses of `oxpi --mode rpc` (with `args`) to `commands`, sent at once, stdin then
+/// closed.
+async fn rpc_answers(d: &Dirs, args: &[&str], commands: &[Value]) -> Vec<Value> {
+    use tokio::io::AsyncWriteExt;
+    let mut command = oxpi(d);
+    command
+        .args(["--mode", "rpc"])
+        .args(args)
+        .stdin(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for c in commands {
+        stdin.write_all(format!("{c}\n").as_bytes()).await.unwrap();
+    }
+    drop(stdin);
+    let out = tokio::time::timeout(DEADLINE, child.wait_with_output())
+        .await
+        .expect("oxpi exits when stdin closes")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "response")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_scope_picks_the_start_model_and_cycles_over_rpc() {
+    let d = dirs();
+    let server = scripted_server().await;
+    pi::configure(&d.home, server.base_url());
+    let models = json!({"providers": {"scripted": {
+        "baseUrl": format!("{}/v1", server.base_url()),
+        "api": "openai-completions",
+        "apiKey": "scripted-key",
+        "models": [{"id": "scripted-1"}, {"id": "scripted-2", "reasoning": true},
+                   {"id": "scripted-3"}],
+    }}});
+    std::fs::write(d.home.join(".pi/agent/models.json"), models.to_string()).unwrap();
+    let answers = rpc_answers(
+        &d,
+        &["--models", "*-2:high, scripted-3"],
+        &[
+            json!({"type": "get_state"}),
+            json!({"type": "cycle_model"}),
+            json!({"type": "cycle_model"}),
+            json!({"type": "get_available_models"}),
+            json!({"type": "set_model", "provider": "scripted", "modelId": "scripted-1"}),
+        ],
+    )
+    .await;
+    let model_of = |r: &Value| {
+        let d = &r["data"];
+        (
+            d["model"]["id"].clone(),
+            d["thinkingLevel"].clone(),
+            d["isScoped"].clone(),
+        )
+    };
+    assert_eq!(
+        answers[0]["data"]["model"]["id"], "scripted-2",
+        "the scope's first"
+    );
+    assert_eq!(answers[0]["data"]["thinkingLevel"], "high");
+    // No level in its pattern: the session's level, clamped to a model without reasoning.
+    assert_eq!(
+        model_of(&answers[1]),
+        (json!("scripted-3"), json!("off"), json!(true))
+    );
+    assert_eq!(
+        model_of(&answers[2]),
+        (json!("scripted-2"), json!("high"), json!(true))
+    );
+    // models.json's models are available and can be set.
+    let ids: Vec<&str> = answers[3]["data"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["provider"] == "scripted")
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["scripted-2", "scripted-1", "scripted-3"]);
+    assert_eq!(answers[4]["data"]["id"], "scripted-1");
+    // Without a scope: every model with a key, in order.
+    let answers = rpc_answers(
+        &d,
+        &["--model", "scripted/scripted-1"],
+        &[json!({"type": "cycle_model"})],
+    )
+    .await;
+    assert_eq!(model_of(&answers[0]).0, "scripted-2");
+    assert_eq!(model_of(&answers[0]).2, false);
 }

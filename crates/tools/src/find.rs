@@ -117,7 +117,7 @@ fn find(
     let mut more = false;
     let mut aborted = false;
     // One thread: the entries come in name order, and the walk stops at the limit.
-    let root = Arc::new(Root::open(workspace)?);
+    let root = Arc::new(Root::open(&start.base)?);
     for entry in Walk::new(&root, &start.path, None) {
         if cancel.is_cancelled() {
             aborted = true;

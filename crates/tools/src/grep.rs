@@ -379,7 +379,7 @@ fn grep(
     };
     // No file needs more than one match past the limit, nor more lines than the output holds.
     let cap = (limit.saturating_add(1), workspace.limits().max_bytes);
-    let root = Arc::new(Root::open(workspace)?);
+    let root = Arc::new(Root::open(&start.base)?);
     if start.is_dir {
         let files = Files {
             root: &root,

@@ -134,20 +134,35 @@ pub(crate) struct Start {
     pub(crate) path: PathBuf,
     /// Whether it is a directory.
     pub(crate) is_dir: bool,
+    /// The directory handles are opened beneath ([`Workspace::base_of`]).
+    pub(crate) base: PathBuf,
 }
 
 /// Resolves the `path` argument (default `.`) of `ls`, `find` or `grep`: it must exist inside
-/// the workspace. `Path not found: x` when it does not.
+/// the workspace or a read-only root (anywhere, in an unconfined workspace). `Path not found:
+/// x` when it does not.
 pub(crate) fn resolve_start(workspace: &Workspace, path: Option<&str>) -> Result<Start, ToolError> {
     let shown = path.unwrap_or(".");
     let resolved = workspace
-        .resolve(shown)
+        .resolve_readable(shown)
         .map_err(|e| ToolError::new(e.to_string()))?;
     match std::fs::metadata(&resolved) {
-        Ok(meta) => Ok(Start {
-            path: resolved,
-            is_dir: meta.is_dir(),
-        }),
+        Ok(meta) => {
+            let is_dir = meta.is_dir();
+            let dir = if is_dir {
+                resolved.as_path()
+            } else {
+                resolved.parent().unwrap_or(&resolved)
+            };
+            let base = workspace.base_of(dir).ok_or_else(|| {
+                ToolError::new(format!("Path {shown:?} is outside the workspace"))
+            })?;
+            Ok(Start {
+                path: resolved,
+                is_dir,
+                base,
+            })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(ToolError::new(format!("Path not found: {shown}")))
         }

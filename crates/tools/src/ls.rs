@@ -111,11 +111,8 @@ fn list(
         return Err(ToolError::new(format!("Not a directory: {shown}")));
     }
     let cannot = |e: std::io::Error| ToolError::new(format!("Cannot read directory {shown}: {e}"));
-    let root = Dir::open_ambient_dir(workspace.root(), ambient_authority()).map_err(cannot)?;
-    let relative = start
-        .path
-        .strip_prefix(workspace.root())
-        .unwrap_or(&start.path);
+    let root = Dir::open_ambient_dir(&start.base, ambient_authority()).map_err(cannot)?;
+    let relative = start.path.strip_prefix(&start.base).unwrap_or(&start.path);
     let dir = if relative.as_os_str().is_empty() {
         root
     } else {

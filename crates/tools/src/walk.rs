@@ -17,7 +17,6 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use oxpi_agent_core::ToolError;
 
 use crate::listing::PathGlob;
-use crate::workspace::Workspace;
 
 /// Largest ignore file read (the rest is not).
 const MAX_IGNORE_FILE: u64 = 1024 * 1024;
@@ -33,8 +32,10 @@ pub(crate) struct Root {
 }
 
 impl Root {
-    pub(crate) fn open(workspace: &Workspace) -> Result<Self, ToolError> {
-        let dir = Dir::open_ambient_dir(workspace.root(), ambient_authority())
+    /// The directory `base` (the workspace root, or what [`crate::Workspace::base_of`] gave for a
+    /// search outside it), opened once.
+    pub(crate) fn open(base: &Path) -> Result<Self, ToolError> {
+        let dir = Dir::open_ambient_dir(base, ambient_authority())
             .map_err(|e| ToolError::new(format!("Cannot open the workspace: {e}")))?;
         let mut options = OpenOptions::new();
         options.read(true);
@@ -44,7 +45,7 @@ impl Root {
             options.custom_flags(libc::O_NONBLOCK);
         }
         Ok(Self {
-            path: workspace.root().to_path_buf(),
+            path: base.to_path_buf(),
             dir,
             options,
         })

@@ -437,6 +437,19 @@ impl Workspace {
     pub(crate) fn contains_readable(&self, path: &Path) -> bool {
         self.contains(path) || self.read_roots.iter().any(|r| path.starts_with(r))
     }
+
+    /// The directory the listing tools open their handles beneath for `dir` (canonical, a
+    /// directory they may read): the root when `dir` lies inside it, else the read-only root
+    /// holding it, else (in an unconfined workspace) `dir` itself.
+    pub(crate) fn base_of(&self, dir: &Path) -> Option<PathBuf> {
+        if dir.starts_with(&self.root) {
+            return Some(self.root.to_path_buf());
+        }
+        if let Some(root) = self.read_roots.iter().find(|r| dir.starts_with(r)) {
+            return Some(root.clone());
+        }
+        (!self.confined).then(|| dir.to_path_buf())
+    }
 }
 
 /// Whether `path` can only name a directory, as the OS reads it: it ends with `/` or `/.`

@@ -293,3 +293,54 @@ async fn an_unconfined_workspace_allows_any_path_and_read_roots_only_reading() {
         SECRET
     );
 }
+
+#[tokio::test]
+async fn listing_tools_reach_any_path_unconfined_and_read_roots_when_confined() {
+    let fx = Fixture::new();
+    let outside = fx.base().join("outside");
+    let shown = outside.display().to_string();
+    let file = outside.join("secret.txt").display().to_string();
+    // pi's tools (`--sandbox none`): ls, find and grep take any directory or file.
+    let open = fx.ws.clone().unconfined();
+    let got = ls(&open, json!({ "path": shown })).await.unwrap();
+    assert_eq!(text(&got), "secret.txt");
+    let got = ls(&open, json!({ "path": "../outside" })).await.unwrap();
+    assert_eq!(text(&got), "secret.txt");
+    let got = find(&open, json!({ "pattern": "*.txt", "path": shown }))
+        .await
+        .unwrap();
+    assert_eq!(text(&got), "secret.txt");
+    let got = grep(&open, json!({ "pattern": "SECRET", "path": shown }))
+        .await
+        .unwrap();
+    assert_eq!(text(&got), format!("secret.txt:1: {SECRET}"));
+    let got = grep(&open, json!({ "pattern": "SECRET", "path": file }))
+        .await
+        .unwrap();
+    assert_eq!(text(&got), format!("secret.txt:1: {SECRET}"));
+    // Inside the root, nothing changes.
+    let got = ls(&open, json!({ "path": "sub" })).await.unwrap();
+    assert_eq!(text(&got), "up/");
+    // Confined with a read-only root: the listing tools read beneath it, nothing beside it.
+    let ws = fx.ws.clone().with_read_root(&outside).unwrap();
+    let got = ls(&ws, json!({ "path": shown })).await.unwrap();
+    assert_eq!(text(&got), "secret.txt");
+    let got = find(&ws, json!({ "pattern": "*", "path": shown }))
+        .await
+        .unwrap();
+    assert_eq!(text(&got), "secret.txt");
+    let got = grep(&ws, json!({ "pattern": "TOP", "path": file }))
+        .await
+        .unwrap();
+    assert_eq!(text(&got), format!("secret.txt:1: {SECRET}"));
+    let beside = fx.base().join("root-evil").display().to_string();
+    assert_eq!(
+        ls(&ws, json!({ "path": beside })).await,
+        Err(format!("Path {beside:?} is outside the workspace"))
+    );
+    // The default (confined, no read root) still refuses them all.
+    assert_eq!(
+        ls(&fx.ws, json!({ "path": shown })).await,
+        Err(format!("Path {shown:?} is outside the workspace"))
+    );
+}

@@ -1,8 +1,9 @@
 //! pi's `mcp.json` (`docs/mcp.md`): `mcpServers` of `<agent dir>/mcp.json` and of the trusted
 //! project's `.pi/mcp.json` (a project entry replaces the user's of the same name; one without
 //! `command`, `url` or `type` changes only `enabled`, `exposure`, `toolExposure`). oxpi has no
-//! `codemode` or `tool_search`, so only tools with pi's `direct` exposure reach the model, named
-//! `mcp__<server>__<tool>` as pi names them.
+//! `codemode` or `tool_search`: tools with pi's `codemode` (the default) or `deferred`
+//! exposure are offered directly, like `direct` ones, so a pi user's servers are usable; only
+//! `hidden` tools stay out. Tools are named `mcp__<server>__<tool>` as pi names them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -49,15 +50,21 @@ impl McpEntry {
         self.exposure().to_string()
     }
 
-    /// Whether any tool of this server can be `direct`.
-    pub(crate) fn may_be_direct(&self) -> bool {
+    /// Whether the tool `tool` is offered to the model: every exposure but `hidden` (oxpi
+    /// declares `codemode` and `deferred` tools directly, having neither).
+    pub(crate) fn offers(&self, tool: &str) -> bool {
+        self.tool_exposure(tool) != "hidden"
+    }
+
+    /// Whether the server is enabled and any of its tools can be offered (not all `hidden`).
+    pub(crate) fn may_offer_tools(&self) -> bool {
         self.config.get("enabled") != Some(&Value::Bool(false))
-            && (self.exposure() == "direct"
+            && (self.exposure() != "hidden"
                 || self
                     .config
                     .get("toolExposure")
                     .and_then(Value::as_object)
-                    .is_some_and(|m| m.values().any(|v| v == "direct")))
+                    .is_some_and(|m| m.values().any(|v| v.as_str() != Some("hidden"))))
     }
 
     /// The oxpi-mcp server, or why the entry cannot be used.
@@ -126,7 +133,7 @@ impl McpEntry {
 }
 
 /// `*` matches any characters.
-fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, rest) = (parts[0], &parts[1..]);
     let Some(mut remaining) = text.strip_prefix(first) else {
@@ -226,13 +233,30 @@ pub(crate) fn load(
     (entries, warnings)
 }
 
-/// Connects the servers of `mcp.json` that have `direct` tools (pi waits up to 10 s for them
-/// before the first prompt) and adds those tools; a server that fails is a warning.
+/// The cleaned server name as pi puts it in tool names: every character but letters, digits
+/// and `_` becomes `_`.
+fn clean_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Connects the enabled servers of `mcp.json` that offer tools, all at once (each gets up to
+/// 10 s, as pi waits for servers with `direct` tools before the first prompt), and adds their
+/// offered tools that `keep` keeps (the command line's filters), in the file's order; a server
+/// that fails is a warning.
 pub(crate) async fn connect(
     env: &dyn Fn(&str) -> Option<String>,
     agent_dir: Option<&Path>,
     cwd: &Path,
     trusted: bool,
+    keep: &dyn Fn(&str) -> bool,
     tools: &mut Vec<oxpi_agent_core::AgentToolHandle>,
     names: &mut Vec<String>,
 ) -> Vec<oxpi_mcp::McpClient> {
@@ -240,8 +264,9 @@ pub(crate) async fn connect(
     for warning in warnings {
         eprintln!("Warning: {warning}");
     }
-    let mut clients = Vec::new();
-    for entry in entries.iter().filter(|e| e.may_be_direct()) {
+    let mut pending = tokio::task::JoinSet::new();
+    let mut offered = Vec::new();
+    for entry in entries.into_iter().filter(McpEntry::may_offer_tools) {
         let server = match entry.server(cwd, env) {
             Ok(server) => server,
             Err(e) => {
@@ -249,51 +274,50 @@ pub(crate) async fn connect(
                 continue;
             }
         };
-        let connected = tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            oxpi_mcp::McpClient::connect(server),
-        );
-        let client = match connected.await {
-            Ok(Ok(client)) => client,
-            Ok(Err(e)) => {
-                eprintln!("Warning: MCP server {} did not connect: {e}", entry.name);
-                continue;
-            }
-            Err(_) => {
-                eprintln!(
-                    "Warning: MCP server {} did not connect within 10 s",
-                    entry.name
-                );
-                continue;
-            }
+        let index = offered.len();
+        pending.spawn(async move {
+            let connected = tokio::time::timeout(
+                Duration::from_secs(10),
+                oxpi_mcp::McpClient::connect(server),
+            );
+            (index, connected.await)
+        });
+        offered.push(entry);
+    }
+    let mut connected: Vec<Option<oxpi_mcp::McpClient>> = offered.iter().map(|_| None).collect();
+    while let Some(joined) = pending.join_next().await {
+        let Ok((index, result)) = joined else {
+            continue;
         };
+        let name = &offered[index].name;
+        match result {
+            Ok(Ok(client)) => connected[index] = Some(client),
+            Ok(Err(e)) => eprintln!("Warning: MCP server {name} did not connect: {e}"),
+            Err(_) => eprintln!("Warning: MCP server {name} did not connect within 10 s"),
+        }
+    }
+    let mut clients = Vec::new();
+    for (entry, client) in offered.iter().zip(connected) {
+        let Some(client) = client else { continue };
         match client.tools_lenient().await {
             Ok((handles, rejected)) => {
                 for e in rejected {
                     eprintln!("Warning: MCP server {}: {e}", entry.name);
                 }
-                let clean: String = entry
-                    .name
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '_' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                let prefix = format!("mcp__{clean}__");
+                let prefix = format!("mcp__{}__", clean_name(&entry.name));
                 for handle in handles {
                     let tool = handle.name().strip_prefix(&prefix).unwrap_or(handle.name());
-                    if entry.tool_exposure(tool) == "direct" {
+                    if entry.offers(tool) && keep(handle.name()) {
                         names.push(handle.name().to_string());
                         tools.push(handle);
                     }
                 }
                 clients.push(client);
             }
-            Err(e) => eprintln!("Warning: MCP server {}: {e}", entry.name),
+            Err(e) => {
+                eprintln!("Warning: MCP server {}: {e}", entry.name);
+                client.close().await;
+            }
         }
     }
     clients
@@ -329,16 +353,18 @@ mod tests {
             files.config["command"], "srv",
             "a partial entry keeps the rest"
         );
-        assert!(!files.may_be_direct(), "disabled in the project");
+        assert!(!files.may_offer_tools(), "disabled in the project");
         let docs = &entries[0];
         assert_eq!(docs.config["url"], "http://other/mcp");
-        assert!(docs.may_be_direct());
+        assert!(docs.may_offer_tools());
         assert_eq!(docs.tool_exposure("get_y"), "direct");
         assert_eq!(docs.tool_exposure("get_x"), "hidden", "exact names win");
         assert_eq!(docs.tool_exposure("list"), "codemode");
+        assert!(docs.offers("list"), "codemode tools are offered directly");
+        assert!(!docs.offers("get_x"));
         let (entries, _) = load(Some(agent.path()), cwd.path(), false);
         assert!(
-            entries[1].may_be_direct(),
+            entries[1].may_offer_tools(),
             "untrusted: the project file is not read"
         );
         assert!(glob("a*c*e", "abcde") && !glob("a*c", "abcd") && glob("*", ""));

@@ -2,8 +2,9 @@
 //! mode: `settings.json` (`settings.rs`), project trust and `trust.json` (`trust.rs`),
 //! `models.json` (`models_json.rs`), `SYSTEM.md` / `APPEND_SYSTEM.md` (`system_md.rs`), the
 //! prompt templates (`templates.rs`), skills (`skills.rs`), the JSON reading they share
-//! (`json_file.rs`), `mcp.json` (`mcp_json.rs`), and what they decide for a run (`run.rs`).
+//! (`json_file.rs`) and their YAML front matter (`front_matter.rs`), `mcp.json` (`mcp_json.rs`), and what they decide for a run (`run.rs`).
 
+pub(crate) mod front_matter;
 pub(crate) mod json_file;
 pub(crate) mod mcp_json;
 pub(crate) mod models_json;

@@ -1,5 +1,5 @@
 //! What the settings decide for one run, with the command line first: the model when none is
-//! named (pi's `enabledModels`, then `defaultProvider`/`defaultModel` when it has a key), the
+//! named (pi's model scope, then `defaultProvider`/`defaultModel` when it has a key), the
 //! thinking level, the tools, the sandbox, `bash`'s shell, compaction, retry and the session
 //! directory. The command, RPC and the interactive mode all start from [`RunConfig`].
 
@@ -14,6 +14,7 @@ use super::models_json::CustomModels;
 use super::settings::{Compaction, SandboxMode, Settings};
 use crate::auth_file::AuthKeys;
 use crate::model_choice::{self, Choice, ChoiceError, ModelFlags, Target};
+use crate::model_scope::ScopedModel;
 
 /// What a bash refusal says about turning the sandbox off (oxpi's option and setting).
 pub(crate) const SANDBOX_ADVICE: &str = "To run commands here anyway, start oxpi with \
@@ -79,12 +80,31 @@ impl RunConfig {
             .map(|w| format!("Warning: {w}"))
     }
 
-    /// `flags` completed from the settings when they name no model: the first of
-    /// `enabledModels` that resolves and has a key, else `defaultProvider`/`defaultModel` when
-    /// that provider has a key (pi's `findInitialModel`); else unchanged (the embedded model).
+    /// The model scope (pi's `--models`, else `enabledModels`) among `available`, with pi's
+    /// warnings.
+    pub(crate) fn model_scope(
+        &mut self,
+        flag: Option<&[String]>,
+        available: &[Model],
+    ) -> (Vec<ScopedModel>, Vec<String>) {
+        let patterns = match flag {
+            Some(list) => list.to_vec(),
+            None => self.settings.enabled_models().unwrap_or_default(),
+        };
+        if patterns.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        crate::model_scope::resolve(&patterns, available)
+    }
+
+    /// `flags` completed from the settings when they name no model: the saved default when it
+    /// is in `scope`, else the scope's first (with its thinking level), else
+    /// `defaultProvider`/`defaultModel` when that provider has a key (pi's
+    /// `buildSessionOptions` and `findInitialModel`); else unchanged (the embedded model).
     pub(crate) fn model_flags(
         &mut self,
         flags: &ModelFlags,
+        scope: &[ScopedModel],
         custom: &CustomModels,
         auth: &AuthKeys,
         env: &dyn Fn(&str) -> Option<String>,
@@ -95,20 +115,20 @@ impl RunConfig {
         let has_key = |provider: &str| {
             model_choice::has_credentials(provider, auth, env) || custom.has_key(provider, env)
         };
-        for pattern in self.settings.enabled_models().unwrap_or_default() {
-            let (name, level) = match pattern.rsplit_once(':') {
-                Some((name, l)) if ThinkingLevel::parse(l).is_some() => (name, Some(l)),
-                _ => (pattern.as_str(), None),
-            };
-            if let Some(model) = resolve_exact(name, custom).filter(|m| has_key(&m.provider)) {
-                let mut out = flags.clone();
-                out.provider = Some(model.provider.clone());
-                out.model = Some(match level {
-                    Some(l) => format!("{}:{l}", model.id),
-                    None => model.id.clone(),
-                });
-                return out;
-            }
+        let saved = (
+            self.settings.default_provider(),
+            self.settings.default_model(),
+        );
+        if let Some(first) =
+            crate::model_scope::initial(scope, saved.0.as_deref(), saved.1.as_deref())
+        {
+            let mut out = flags.clone();
+            out.provider = Some(first.model.provider.clone());
+            out.model = Some(match first.thinking {
+                Some(l) => format!("{}:{}", first.model.id, l.as_str()),
+                None => first.model.id.clone(),
+            });
+            return out;
         }
         let provider = self.settings.default_provider();
         let model = self.settings.default_model();

@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::templates::split_front_matter;
-
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Skill {
@@ -46,15 +44,17 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Skill> {
             return None;
         }
     };
-    let (fields, _) = split_front_matter(&text);
-    let field = |k: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-    };
-    let description = field("description").filter(|d| !d.trim().is_empty());
     let declared = path.file_name().is_some_and(|n| n == "SKILL.md");
+    let front = match super::front_matter::parse(&text) {
+        Ok((front, _)) => front,
+        Err(e) => {
+            if declared {
+                warnings.push(format!("{}: {e}", path.display()));
+            }
+            return None;
+        }
+    };
+    let description = front.string("description").filter(|d| !d.trim().is_empty());
     let Some(description) = description else {
         if declared {
             warnings.push(format!(
@@ -65,7 +65,8 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Skill> {
         return None;
     };
     let base_dir = path.parent()?.to_path_buf();
-    let name = field("name")
+    let name = front
+        .string("name")
         .filter(|n| !n.is_empty())
         .or_else(|| Some(base_dir.file_name()?.to_string_lossy().into_owned()))?;
     Some(Skill {
@@ -73,7 +74,7 @@ fn load_file(path: &Path, warnings: &mut Vec<String>) -> Option<Skill> {
         description,
         file_path: path.to_path_buf(),
         base_dir,
-        disable_model_invocation: field("disable-model-invocation").as_deref() == Some("true"),
+        disable_model_invocation: front.is_true("disable-model-invocation"),
     })
 }
 
@@ -248,7 +249,9 @@ pub(crate) fn expand(text: &str, skills: &[Skill]) -> String {
     let Ok(content) = std::fs::read_to_string(&skill.file_path) else {
         return text.to_string();
     };
-    let (_, body) = split_front_matter(&content);
+    let Ok((_, body)) = super::front_matter::parse(&content) else {
+        return text.to_string();
+    };
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{}\n</skill>",
         skill.name,

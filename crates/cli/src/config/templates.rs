@@ -42,37 +42,6 @@ impl PromptTemplate {
     }
 }
 
-/// Front matter (`---` … `---`) as simple `key: value` lines, and the trimmed body.
-pub(crate) fn split_front_matter(text: &str) -> (Vec<(String, String)>, String) {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
-    if !normalized.starts_with("---") {
-        return (Vec::new(), normalized);
-    }
-    let Some(end) = normalized[3..].find("\n---").map(|i| i + 3) else {
-        return (Vec::new(), normalized);
-    };
-    let yaml = normalized.get(4..end).unwrap_or("");
-    let body = normalized[end + 4..].trim().to_string();
-    let fields = yaml
-        .lines()
-        .filter_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            if key.starts_with(char::is_whitespace) {
-                return None;
-            }
-            let value = value.trim();
-            let unquoted = value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(value);
-            Some((key.trim().to_string(), unquoted.to_string()))
-        })
-        .collect();
-    (fields, body)
-}
-
 fn load_file(
     path: &Path,
     scope: &'static str,
@@ -85,14 +54,15 @@ fn load_file(
             return None;
         }
     };
-    let (fields, body) = split_front_matter(&text);
-    let field = |k: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
+    let (front, body) = match super::front_matter::parse(&text) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            warnings.push(format!("{}: {e}", path.display()));
+            return None;
+        }
     };
-    let description = field("description")
+    let description = front
+        .string("description")
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| match body.lines().find(|l| !l.trim().is_empty()) {
             Some(line) if line.chars().count() > 60 => {
@@ -105,7 +75,7 @@ fn load_file(
     Some(PromptTemplate {
         name: name.strip_suffix(".md").unwrap_or(&name).to_string(),
         description,
-        argument_hint: field("argument-hint"),
+        argument_hint: front.string("argument-hint"),
         content: body,
         path: path.to_path_buf(),
         scope,

@@ -48,30 +48,14 @@ pub(crate) struct Ctx {
     pub cancel: tokio_util::sync::CancellationToken,
 }
 
-/// The models one may switch to: the current one, then every catalogue model of a provider
-/// with credentials; models of the `--base-url` provider (`base_url`) are served there.
+/// The models one may switch to: the current one, then every model with a key
+/// (`models.json`'s included); models of the `--base-url` provider (`base_url`) are served
+/// there.
 pub(crate) fn available_models(
     runtime: &Runtime,
     base_url: Option<&(String, String)>,
 ) -> Vec<Model> {
-    let current = runtime.agent.model();
-    let mut models = vec![current.clone()];
-    models.extend(
-        oxpi_ai::models::builtin_models()
-            .iter()
-            .filter(|m| !(m.provider == current.provider && m.id == current.id))
-            .filter(|m| runtime.has_credentials(&m.provider))
-            .cloned()
-            .map(|mut m| {
-                if let Some((provider, url)) = base_url {
-                    if m.provider == *provider {
-                        m.base_url = url.trim_end_matches('/').to_string();
-                    }
-                }
-                m
-            }),
-    );
-    models
+    crate::model_scope::current_first(runtime, base_url)
 }
 
 fn key_of(model: &Model) -> String {
@@ -128,13 +112,33 @@ impl Ctx {
             Action::Quit => app.quit = true,
             Action::SelectModel => self.open_model_selector(app, ""),
             Action::CycleModel(forward) => {
-                let models = available_models(&self.runtime, self.base_url.as_ref());
-                if models.len() < 2 {
-                    app.notice = Some("Only one model is available".into());
+                let cycled = crate::model_scope::cycle_runtime(
+                    &self.runtime,
+                    forward,
+                    self.base_url.as_ref(),
+                );
+                let Some((model, level, _)) = cycled else {
+                    app.notice = Some(if self.runtime.scope.is_empty() {
+                        "Only one model available".into()
+                    } else {
+                        "Only one model in scope".into()
+                    });
                     return;
-                }
-                let next = if forward { 1 } else { models.len() - 1 };
-                self.set_model(app, models[next].clone());
+                };
+                app.footer.model = key_of(&model);
+                app.footer.context_window = model.context_window;
+                app.footer.thinking = level.as_str().to_string();
+                let thinking = if model.reasoning && level != ThinkingLevel::Off {
+                    format!(" (thinking: {})", level.as_str())
+                } else {
+                    String::new()
+                };
+                let name = if model.name.is_empty() {
+                    &model.id
+                } else {
+                    &model.name
+                };
+                app.notice = Some(format!("Switched to {name}{thinking}"));
             }
             Action::CycleThinking => {
                 let levels = oxpi_ai::supported_thinking_levels(&agent.model());

@@ -54,19 +54,10 @@ fn mode_name(mode: QueueMode) -> &'static str {
     }
 }
 
-/// The models a client may switch to: the current one, then every catalogue model of a
-/// provider with credentials.
+/// The models a client may switch to: the current one, then every model with a key
+/// (`models.json`'s included, as pi's `getAvailable`).
 pub(crate) fn available_models(rpc: &Rpc) -> Vec<Model> {
-    let current = rpc.runtime.agent.model();
-    let mut models = vec![current.clone()];
-    models.extend(
-        oxpi_ai::models::builtin_models()
-            .iter()
-            .filter(|m| !(m.provider == current.provider && m.id == current.id))
-            .filter(|m| rpc.runtime.has_credentials(&m.provider))
-            .cloned(),
-    );
-    models
+    crate::model_scope::current_first(&rpc.runtime, None)
 }
 
 fn set_model(rpc: &Rpc, model: Model) -> Value {
@@ -182,15 +173,15 @@ async fn dispatch(
             ok(Some(set_model(rpc, model)))
         }
         "cycle_model" => {
-            let models = available_models(rpc);
-            if models.len() < 2 {
+            let Some((model, level, scoped)) =
+                crate::model_scope::cycle_runtime(&rpc.runtime, true, None)
+            else {
                 return ok(Some(Value::Null));
-            }
-            let model = set_model(rpc, models[1].clone());
+            };
             ok(Some(json!({
                 "model": model,
-                "thinkingLevel": rpc.runtime.thinking_level().as_str(),
-                "isScoped": false,
+                "thinkingLevel": level.as_str(),
+                "isScoped": scoped,
             })))
         }
         "get_available_models" => ok(Some(json!({"models": available_models(rpc)}))),

@@ -101,7 +101,8 @@ pub fn last_user_text(request: &Recorded) -> String {
         .unwrap_or_default()
 }
 
-/// The scripted model: a prompt containing `read <file>` makes it read the file; after a tool
+/// The scripted model: a prompt containing `read <file>` makes it read the file, one containing
+/// `list-dir <dir>` makes it call `ls` on the directory; after a tool
 /// result it answers `Done: <first line of the result>`; a prompt containing `slow` gets a
 /// reply that stalls (to be aborted); anything else is answered `Echo: <prompt>`.
 pub async fn scripted_server() -> TestServer {
@@ -120,6 +121,10 @@ pub async fn scripted_server() -> TestServer {
         if let Some(rest) = prompt.split("read ").nth(1) {
             let file = rest.split_whitespace().next().unwrap_or("");
             return tool_reply("call_1", "read", &serde_json::json!({"path": file}));
+        }
+        if let Some(rest) = prompt.split("list-dir ").nth(1) {
+            let dir = rest.split_whitespace().next().unwrap_or("");
+            return tool_reply("call_1", "ls", &serde_json::json!({"path": dir}));
         }
         if prompt.contains("slow") {
             return Reply::sse_parts(vec![
