@@ -27,6 +27,7 @@
 
 mod auth_file;
 mod credentials;
+mod login;
 mod provider;
 
 use std::collections::BTreeMap;
