@@ -51,6 +51,19 @@ impl Keys {
             .or_else(|| self.custom.api_key(provider, &process_env))
             .map(ApiKey::new)
     }
+
+    /// The key of a request: `--api-key` for the chosen provider, else the token of the
+    /// provider's stored login (refreshed when it expires; a stored credential owns its
+    /// provider, as in pi), else [`Keys::key_for`].
+    async fn key_for_request(&self, provider: &str) -> Result<Option<ApiKey>, String> {
+        if provider == self.provider && self.given.is_some() {
+            return Ok(self.given.clone());
+        }
+        if let Some(token) = self.auth.login_key(provider).await? {
+            return Ok(Some(ApiKey::new(token)));
+        }
+        Ok(self.key_for(provider))
+    }
 }
 
 /// Why a run could not be set up; the text is what the user sees.
@@ -402,8 +415,8 @@ impl Runtime {
             .with_tools(tools)
             .with_stream_options(profile.stream_options())
             .with_get_api_key(move |provider| {
-                let key = lookup.key_for(provider);
-                async move { Ok(key) }
+                let (lookup, provider) = (lookup.clone(), provider.to_string());
+                async move { lookup.key_for_request(&provider).await }
             })
             .with_session_id(session.session_id().to_string());
         if let Some(policy) = &config.retry {
