@@ -356,3 +356,143 @@ async fn a_pasted_redirect_with_another_state_is_refused_without_secrets_in_the_
     assert_eq!(error, "OAuth login failed for openai-codex: State mismatch");
     assert_eq!(issuer.state().exchanges, 0);
 }
+
+/// What an issuer saw, without the values that are random per login (codes, verifiers,
+/// challenges, states): method, path, content type, and each query or body field with its value
+/// when it is one of the fixed ones (client id, grant type, scopes, redirect URI with its port
+/// masked, flags).
+fn shape(requests: &[oxpi_testkit::Recorded]) -> Vec<String> {
+    const FIXED: [&str; 9] = [
+        "client_id",
+        "grant_type",
+        "response_type",
+        "scope",
+        "code_challenge_method",
+        "redirect_uri",
+        "id_token_add_organizations",
+        "codex_cli_simplified_flow",
+        "originator",
+    ];
+    let port = regex::Regex::new(r"localhost:\d+").unwrap();
+    requests
+        .iter()
+        .map(|r| {
+            let (path, query) = r.path.split_once('?').unwrap_or((r.path.as_str(), ""));
+            let body = String::from_utf8_lossy(&r.body).into_owned();
+            let fields: Vec<(String, String)> =
+                match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&body) {
+                    Ok(map) => map
+                        .into_iter()
+                        .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+                        .collect(),
+                    Err(_) => reqwest::Url::parse(&format!(
+                        "http://x/?{query}{}{body}",
+                        if body.is_empty() { "" } else { "&" }
+                    ))
+                    .unwrap()
+                    .query_pairs()
+                    .into_owned()
+                    .collect(),
+                };
+            let fields: Vec<String> = fields
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = port.replace_all(&v, "localhost:PORT");
+                    if FIXED.contains(&k.as_str()) || v == "true" {
+                        format!("{k}={v}")
+                    } else {
+                        k
+                    }
+                })
+                .collect();
+            format!(
+                "{} {path} {:?} {}",
+                r.method,
+                r.header("content-type"),
+                fields.join("&")
+            )
+        })
+        .collect()
+}
+
+/// pi's own login functions (pi-ai 1.6 under Node, `fetch` redirected to a fake issuer) and
+/// oxpi's make the same requests to the issuer and store the same fields.
+#[tokio::test]
+async fn pi_and_oxpi_logins_send_the_issuer_the_same_requests() {
+    let Some(dir) = tokio::task::spawn_blocking(oxpi_testkit::pi::pi16)
+        .await
+        .unwrap()
+        .unwrap()
+    else {
+        eprintln!("SKIP: no Node to run pi's logins");
+        return;
+    };
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/node/pi16/oauth_login.mjs");
+    for (flavor, provider, method) in [
+        (Flavor::Anthropic, "anthropic", "copy_code"),
+        (Flavor::Anthropic, "anthropic", "browser"),
+        (Flavor::Codex, "openai-codex", "browser"),
+        (Flavor::Copilot, "github-copilot", ""),
+    ] {
+        let pi_issuer = FakeIssuer::start(flavor).await.unwrap();
+        let mut node = std::process::Command::new("node");
+        node.arg(&script)
+            .arg(&dir)
+            .arg(provider)
+            .arg(pi_issuer.server.base_url())
+            .arg(method);
+        let output = tokio::task::spawn_blocking(move || node.output())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{provider} {method}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let mut pi_fields: Vec<String> = serde_json::from_slice(&output.stdout).unwrap();
+        let mut pi_requests = pi_issuer.server.requests();
+        if flavor == Flavor::Copilot {
+            // pi also lists the account's models after the login; oxpi does not (documented).
+            pi_fields.retain(|f| f != "availableModelIds");
+            pi_requests.retain(|r| r.path != "/models");
+        }
+
+        let ox_issuer = FakeIssuer::start(flavor).await.unwrap();
+        let (dir, path) = temp_auth(&format!("oracle-{provider}-{method}"));
+        let config = match flavor {
+            Flavor::Anthropic => OAuthConfig::anthropic(),
+            Flavor::Codex => OAuthConfig::openai_codex(),
+            Flavor::Copilot => OAuthConfig::github_copilot(),
+        }
+        .at_origin(ox_issuer.server.base_url());
+        let models = Models::builder()
+            .credentials(AuthFile::new(&path))
+            .oauth(config)
+            .build();
+        models
+            .login(provider, User::new(Mode::Paste, method))
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut ox_fields: Vec<String> = stored[provider]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        ox_fields.sort();
+        assert_eq!(ox_fields, pi_fields, "{provider} {method}");
+        assert_eq!(
+            shape(&ox_issuer.server.requests()),
+            shape(&pi_requests),
+            "{provider} {method}"
+        );
+        let exchanges = usize::from(flavor != Flavor::Copilot);
+        assert_eq!(ox_issuer.state().exchanges, exchanges);
+        assert_eq!(pi_issuer.state().exchanges, exchanges);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

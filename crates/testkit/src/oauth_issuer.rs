@@ -399,6 +399,8 @@ impl IssuerState {
                     json!({"token": access, "expires_at": expires_at}),
                 ))
             }
+            // Copilot's model list (pi reads it after a login): none enabled.
+            (Flavor::Copilot, "GET", "/models") => Ok(json_reply(200, json!({"data": []}))),
             _ => Err(format!("no route {} {path}", request.method)),
         }
     }

@@ -289,6 +289,8 @@ impl Flow<'_> {
             ("state", state.as_str()),
         ];
         if anthropic {
+            // pi's order: code, client_id, response_type, …
+            params.swap(0, 1);
             params.insert(0, ("code", "true"));
         } else {
             params.extend([
