@@ -1,7 +1,7 @@
 //! The API keys of pi's `auth.json` (`<agent dir>/auth.json`): entries of `"type": "api_key"`
 //! with a literal `key`, and which providers have a stored OAuth login oxpi can use (Anthropic,
-//! OpenAI Codex, GitHub Copilot): their tokens are taken, refreshed under pi's lock, when a
-//! request is made ([`AuthKeys::login_key`]). `!command` keys are left to pi (see
+//! OpenAI Codex, GitHub Copilot), whose requests go through oxpi-ai's `Models` (the token
+//! refreshed under pi's lock, see `runtime.rs`). `!command` keys are left to pi (see
 //! docs/differences-from-pi.md).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -96,22 +96,9 @@ impl AuthKeys {
         self.logins.contains(provider)
     }
 
-    /// The access token of `provider`'s stored login, refreshed first (under pi's
-    /// `auth.json.lock`, so pi and other oxpi processes refresh once) when it expires within
-    /// five minutes; `Ok(None)` when it has no login. The error names the provider, never a
-    /// token.
-    pub(crate) async fn login_key(&self, provider: &str) -> Result<Option<String>, String> {
-        let (Some(path), true) = (&self.path, self.has_login(provider)) else {
-            return Ok(None);
-        };
-        let Some(config) = oxpi_ai::oauth::OAuthConfig::for_provider(provider) else {
-            return Ok(None);
-        };
-        let store = std::sync::Arc::new(oxpi_ai::collection::AuthFile::new(path));
-        oxpi_ai::oauth::request_auth(store, config, None)
-            .await
-            .map(|auth| Some(auth.api_key))
-            .map_err(|e| e.to_string())
+    /// The file the keys were read from (`None` when none was read).
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 }
 

@@ -52,18 +52,46 @@ impl Keys {
             .map(ApiKey::new)
     }
 
-    /// The key of a request: `--api-key` for the chosen provider, else the token of the
-    /// provider's stored login (refreshed when it expires; a stored credential owns its
-    /// provider, as in pi), else [`Keys::key_for`].
+    /// The key of a request: `--api-key` for the chosen provider; none for a provider with a
+    /// stored login (a stored credential owns its provider, as in pi: [`login_stream`] sends
+    /// the request with the login's token); else [`Keys::key_for`].
     async fn key_for_request(&self, provider: &str) -> Result<Option<ApiKey>, String> {
         if provider == self.provider && self.given.is_some() {
             return Ok(self.given.clone());
         }
-        if let Some(token) = self.auth.login_key(provider).await? {
-            return Ok(Some(ApiKey::new(token)));
+        if self.auth.has_login(provider) {
+            return Ok(None);
         }
         Ok(self.key_for(provider))
     }
+}
+
+/// The agent's requests: those of a provider with a stored login (and no key of their own) go
+/// through oxpi-ai's `Models` on `auth.json`, which takes the login's token (refreshed under
+/// pi's lock when it expires, and once after a 401), its base URL (Copilot's `proxy-ep`) and
+/// headers; the others through oxpi-ai's providers as before.
+fn login_stream(
+    auth: &AuthKeys,
+) -> Option<
+    impl Fn(&Model, &oxpi_ai::Context, StreamOptions) -> oxpi_ai::AssistantMessageEventStream
+        + Send
+        + Sync
+        + 'static,
+> {
+    let path = auth.path()?;
+    let models = oxpi_ai::Models::builder()
+        .credentials(oxpi_ai::collection::AuthFile::new(path))
+        .build();
+    let auth = auth.clone();
+    Some(
+        move |model: &Model, context: &oxpi_ai::Context, options: StreamOptions| {
+            if options.api_key.is_none() && auth.has_login(&model.provider) {
+                models.stream(model, context, options)
+            } else {
+                oxpi_ai::stream(model, context, options)
+            }
+        },
+    )
 }
 
 /// Why a run could not be set up; the text is what the user sees.
@@ -419,6 +447,9 @@ impl Runtime {
                 async move { lookup.key_for_request(&provider).await }
             })
             .with_session_id(session.session_id().to_string());
+        if let Some(stream) = login_stream(&keys.auth) {
+            options = options.with_stream_fn(stream);
+        }
         if let Some(policy) = &config.retry {
             options = options.with_retry(*policy);
         }
