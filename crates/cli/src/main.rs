@@ -11,6 +11,7 @@ mod interactive;
 mod json_event;
 mod list_models;
 mod login_command;
+mod logins;
 mod model_choice;
 mod print;
 mod profile;

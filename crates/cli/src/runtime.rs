@@ -52,46 +52,12 @@ impl Keys {
             .map(ApiKey::new)
     }
 
-    /// The key of a request: `--api-key` for the chosen provider; none for a provider with a
-    /// stored login (a stored credential owns its provider, as in pi: [`login_stream`] sends
-    /// the request with the login's token); else [`Keys::key_for`].
-    async fn key_for_request(&self, provider: &str) -> Result<Option<ApiKey>, String> {
-        if provider == self.provider && self.given.is_some() {
-            return Ok(self.given.clone());
-        }
-        if self.auth.has_login(provider) {
-            return Ok(None);
-        }
-        Ok(self.key_for(provider))
+    /// The key of a request: [`Keys::key_for`], but none for a provider with a stored login
+    /// (its requests take the login's token: `logins::login_stream`) unless `--api-key` is its.
+    fn key_for_request(&self, provider: &str) -> Option<ApiKey> {
+        let given = self.given.clone().filter(|_| provider == self.provider);
+        given.or_else(|| (!self.auth.has_login(provider)).then(|| self.key_for(provider))?)
     }
-}
-
-/// The agent's requests: those of a provider with a stored login (and no key of their own) go
-/// through oxpi-ai's `Models` on `auth.json`, which takes the login's token (refreshed under
-/// pi's lock when it expires, and once after a 401), its base URL (Copilot's `proxy-ep`) and
-/// headers; the others through oxpi-ai's providers as before.
-fn login_stream(
-    auth: &AuthKeys,
-) -> Option<
-    impl Fn(&Model, &oxpi_ai::Context, StreamOptions) -> oxpi_ai::AssistantMessageEventStream
-        + Send
-        + Sync
-        + 'static,
-> {
-    let path = auth.path()?;
-    let models = oxpi_ai::Models::builder()
-        .credentials(oxpi_ai::collection::AuthFile::new(path))
-        .build();
-    let auth = auth.clone();
-    Some(
-        move |model: &Model, context: &oxpi_ai::Context, options: StreamOptions| {
-            if options.api_key.is_none() && auth.has_login(&model.provider) {
-                models.stream(model, context, options)
-            } else {
-                oxpi_ai::stream(model, context, options)
-            }
-        },
-    )
 }
 
 /// Why a run could not be set up; the text is what the user sees.
@@ -211,23 +177,6 @@ fn switchable_compaction(
     options
 }
 
-/// The names of `list` oxpi has as built-in tools; the others (pi's `codemode`,
-/// `tool_search`, `powershell`, extension tools) are left out with a warning on stderr.
-fn known_tools(list: &[String]) -> Vec<String> {
-    list.iter()
-        .filter(|name| {
-            let known = tool_choice::BUILTIN_TOOLS.contains(&name.as_str());
-            if !known {
-                eprintln!(
-                    "Warning: defaultTools names {name:?}, which oxpi does not have; left out"
-                );
-            }
-            known
-        })
-        .cloned()
-        .collect()
-}
-
 impl Runtime {
     /// Sets up everything `args` asks for.
     pub(crate) async fn setup(args: &Args) -> Result<Arc<Self>, SetupError> {
@@ -282,7 +231,7 @@ impl Runtime {
         let thinking = effective_thinking(&model, asked.unwrap_or(default_level));
 
         let defaults = match &config.default_tools {
-            Some(list) => known_tools(list),
+            Some(list) => tool_choice::known_tools(list),
             None => tool_choice::DEFAULT_TOOLS.map(String::from).to_vec(),
         };
         let names = tool_choice::select_from(args.tools.as_deref(), args.no_tools, &defaults)
@@ -433,7 +382,7 @@ impl Runtime {
         let auto = AutoCompaction::new(
             &model,
             CountedSummarizer::new(
-                ModelSummarizer::new(model.clone()).with_options(summary_options),
+                crate::logins::summarizer(&model, summary_options, &keys.auth),
                 compacting.clone(),
             ),
         )
@@ -443,11 +392,11 @@ impl Runtime {
             .with_tools(tools)
             .with_stream_options(profile.stream_options())
             .with_get_api_key(move |provider| {
-                let (lookup, provider) = (lookup.clone(), provider.to_string());
-                async move { lookup.key_for_request(&provider).await }
+                let key = lookup.key_for_request(provider);
+                async move { Ok(key) }
             })
             .with_session_id(session.session_id().to_string());
-        if let Some(stream) = login_stream(&keys.auth) {
+        if let Some(stream) = crate::logins::login_stream(&keys.auth) {
             options = options.with_stream_fn(stream);
         }
         if let Some(policy) = &config.retry {
@@ -606,6 +555,11 @@ impl Runtime {
     /// The key for requests to `provider` (see [`Keys`]).
     pub(crate) fn key_for(&self, provider: &str) -> Option<ApiKey> {
         self.keys.key_for(provider)
+    }
+
+    /// A summarizer on `model` (with the stored login of its provider, when it has one).
+    pub(crate) fn summarizer(&self, model: &Model, options: StreamOptions) -> ModelSummarizer {
+        crate::logins::summarizer(model, options, &self.keys.auth)
     }
 
     /// True when `provider` has a key (auth.json, environment, or `--api-key`).

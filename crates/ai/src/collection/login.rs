@@ -18,6 +18,29 @@ impl Models {
             .or_else(|| OAuthConfig::for_provider(provider))
     }
 
+    /// A registry whose provider for `model`'s API sends requests with the stored login of
+    /// `model`'s provider (refreshed under the store's lock when it expires, and once after a
+    /// 401), when it has one: for code that takes a registry rather than a `Models` (a
+    /// summarizer).
+    pub fn login_registry(&self, model: &crate::Model) -> Option<crate::ProviderRegistry> {
+        let provider = self.providers.get(&model.provider)?;
+        let config = self.oauth_config(provider.id())?;
+        match self.credentials.read(provider.id()) {
+            Ok(Some(Credential::OAuth(_))) => {}
+            _ => return None,
+        }
+        let api = model.api.as_str();
+        let inner = provider.registry_for(api).get(api)?;
+        let mut registry = crate::ProviderRegistry::new();
+        registry.register(crate::oauth::api::OAuthApi {
+            api: api.to_string(),
+            inner,
+            store: self.credentials.clone(),
+            config,
+        });
+        Some(registry)
+    }
+
     /// Runs `provider`'s login flow with `ui` and stores the credential it ends with.
     pub async fn login(&self, provider: &str, ui: Arc<dyn LoginUi>) -> Result<(), ModelsError> {
         let config = self.oauth_client(provider).ok_or_else(|| ModelsError::Credential {
