@@ -354,7 +354,20 @@ async fn a_pasted_redirect_with_another_state_is_refused_without_secrets_in_the_
         .unwrap_err()
         .to_string();
     assert_eq!(error, "OAuth login failed for openai-codex: State mismatch");
+    let (dir, path) = temp_auth("forged");
+    let models = Models::builder()
+        .credentials(AuthFile::new(&path))
+        .oauth(config)
+        .build();
+    let error = models
+        .login("openai-codex", Arc::new(Forged))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(error, "login to openai-codex failed: State mismatch");
+    assert_eq!(AuthFile::new(&path).read("openai-codex").unwrap(), None);
     assert_eq!(issuer.state().exchanges, 0);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// What an issuer saw, without the values that are random per login (codes, verifiers,

@@ -43,16 +43,14 @@ impl Models {
 
     /// Runs `provider`'s login flow with `ui` and stores the credential it ends with.
     pub async fn login(&self, provider: &str, ui: Arc<dyn LoginUi>) -> Result<(), ModelsError> {
-        let config = self.oauth_client(provider).ok_or_else(|| ModelsError::Credential {
+        let failed = |reason: String| ModelsError::Login {
             provider: provider.into(),
-            reason: "oxpi has no OAuth login for it (anthropic, openai-codex and github-copilot have one)".into(),
+            reason,
+        };
+        let config = self.oauth_client(provider).ok_or_else(|| {
+            failed("oxpi has no OAuth login for it (anthropic, openai-codex and github-copilot have one)".into())
         })?;
-        let credential = login(&config, ui)
-            .await
-            .map_err(|e| ModelsError::Credential {
-                provider: provider.into(),
-                reason: e.reason,
-            })?;
+        let credential = login(&config, ui).await.map_err(|e| failed(e.reason))?;
         let store = self.credentials.clone();
         let provider = provider.to_string();
         tokio::task::spawn_blocking(move || {
@@ -60,7 +58,7 @@ impl Models {
             store.modify(&provider, &mut |_| next.take()).map(|_| ())
         })
         .await
-        .map_err(|e| ModelsError::Credential {
+        .map_err(|e| ModelsError::Login {
             provider: config.provider_id().into(),
             reason: format!("storing the login did not finish: {e}"),
         })??;

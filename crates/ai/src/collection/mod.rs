@@ -83,6 +83,14 @@ pub enum ModelsError {
         /// Why.
         reason: String,
     },
+    /// A login ([`Models::login`]) failed.
+    #[error("login to {provider} failed: {reason}")]
+    Login {
+        /// The provider.
+        provider: String,
+        /// Why (never a code or a token).
+        reason: String,
+    },
     /// The credential store failed.
     #[error(transparent)]
     Store(#[from] CredentialError),
