@@ -11,7 +11,10 @@
 //! - `stored`: refreshing a stored credential under the credential store's lock (the
 //!   `auth.json.lock` directory pi takes), re-checked under the lock, so processes refresh once.
 //! - `api`: the provider wrapper [`crate::Models`] puts in front of a wire API for a provider
-//!   with a stored login.
+//!   with a stored login (a 401 before any content refreshes once and asks again).
+//! - [`login`]: pi's login flows (authorization code with PKCE and a loopback callback server or
+//!   a pasted redirect; Copilot's device code in `device`), reaching the user through a
+//!   [`login::LoginUi`]; [`crate::Models::login`] stores what they end with.
 //!
 //! Tokens never appear in an error text or a `Debug` output: errors name the provider and the
 //! endpoint, and quote a server's answer only with every token of the request redacted.
