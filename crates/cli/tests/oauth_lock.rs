@@ -22,7 +22,7 @@ use oxpi_testkit::oauth_issuer::{FakeIssuer, Flavor};
 use serde_json::{json, Value};
 
 /// Set only by [`twenty_processes_hitting_expiry_together_refresh_once`] for its children:
-/// `{"auth": path, "issuer": origin, "backend": url}`.
+/// `{"auth": path, "issuer": origin, "backend": url, "go": path}`.
 const CHILD_SPEC: &str = "OXPI_TEST_OAUTH_LOCK_CHILD";
 
 const PROCESSES: usize = 20;
@@ -36,6 +36,10 @@ async fn child_process() {
         return;
     };
     let spec: Value = serde_json::from_str(&spec).unwrap();
+    // Every process starts its request when all are ready.
+    while !Path::new(spec["go"].as_str().unwrap()).exists() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let models = Models::builder()
         .credentials(AuthFile::new(spec["auth"].as_str().unwrap()))
         .oauth(OAuthConfig::openai_codex().at_origin(spec["issuer"].as_str().unwrap()))
@@ -74,14 +78,16 @@ fn write_expired_login(path: &Path) {
 async fn twenty_processes_hitting_expiry_together_refresh_once() {
     let issuer = FakeIssuer::start(Flavor::Codex).await.unwrap();
     issuer.add_refresh_token("refresh-0");
+    // A slow issuer: every process finds the token expired while the first refresh runs.
+    issuer.state().refresh_delay = Some(Duration::from_secs(1));
     let backend = issuer.model_server().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auth.json");
     write_expired_login(&path);
     let pi = common::pi::pi("twenty_processes_hitting_expiry_together_refresh_once");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/pi_oauth_refresh.mjs");
-    let spec =
-        json!({"auth": path, "issuer": issuer.server.base_url(), "backend": backend.base_url()});
+    let go = dir.path().join("go");
+    let spec = json!({"auth": path, "issuer": issuer.server.base_url(), "backend": backend.base_url(), "go": go});
     let mut children = Vec::new();
     let mut pis = 0;
     for i in 0..PROCESSES {
@@ -93,7 +99,8 @@ async fn twenty_processes_hitting_expiry_together_refresh_once() {
                     .arg(prefix)
                     .arg(&path)
                     .arg(issuer.server.base_url())
-                    .arg(backend.base_url());
+                    .arg(backend.base_url())
+                    .arg(&go);
                 node
             }
             _ => {
@@ -115,6 +122,9 @@ async fn twenty_processes_hitting_expiry_together_refresh_once() {
             .kill_on_drop(true);
         children.push(command.spawn().unwrap());
     }
+    // Let every process load before the start (Node takes longest), then start them at once.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    std::fs::write(&go, b"").unwrap();
     let outputs = futures::future::join_all(children.into_iter().map(|child| async move {
         tokio::time::timeout(Duration::from_secs(180), child.wait_with_output())
             .await

@@ -65,6 +65,9 @@ pub struct IssuerState {
     pub pending_polls: usize,
     /// The account id in Codex tokens.
     pub account_id: String,
+    /// A pause before the body of a refresh's answer (a slow issuer, so that concurrent
+    /// clients all find the token expired while the first refresh runs).
+    pub refresh_delay: Option<Duration>,
     /// Token grants made by a refresh (code exchanges not counted).
     pub refreshes: usize,
     /// Codes exchanged.
@@ -156,6 +159,7 @@ impl FakeIssuer {
             expires_in: 3600,
             pending_polls: 1,
             account_id: "acct-42".into(),
+            refresh_delay: None,
             refreshes: 0,
             exchanges: 0,
             refused: Vec::new(),
@@ -503,7 +507,12 @@ impl IssuerState {
                     return Err("refresh token unknown or already used".into());
                 }
                 self.refreshes += 1;
-                Ok(self.tokens(flavor))
+                let mut reply = self.tokens(flavor);
+                if let (Some(pause), Reply::Respond { body, .. }) = (self.refresh_delay, &mut reply)
+                {
+                    body.insert(0, Part::Sleep(pause));
+                }
+                Ok(reply)
             }
             other => Err(format!("grant_type {other:?}")),
         }

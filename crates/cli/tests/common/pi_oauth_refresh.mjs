@@ -2,9 +2,11 @@
 // fake issuer by redirecting Node's fetch (pi's OAuth endpoints are constants), then one
 // request to the fake model server with the token it ended with.
 // Usage: node pi_oauth_refresh.mjs <pi install prefix> <auth.json> <issuer origin> <model server>
+//        <start file: the request starts once it exists>
+import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
-const [prefix, authPath, issuer, backend] = process.argv.slice(2);
+const [prefix, authPath, issuer, backend, go] = process.argv.slice(2);
 const load = (rel) => import(pathToFileURL(`${prefix}/node_modules/@earendil-works/${rel}`).href);
 const { AuthStorage } = await load("pi-coding-agent/dist/core/auth-storage.js");
 const { refreshStoredOAuthCredential } = await load("pi-ai/dist/auth/resolve.js");
@@ -18,6 +20,7 @@ globalThis.fetch = (input, init) => {
   return realFetch(issuer + url.slice(PI_ISSUER.length), init);
 };
 
+while (!existsSync(go)) await new Promise((resolve) => setTimeout(resolve, 10));
 const storage = AuthStorage.create(authPath);
 const expiresSoon = (c) => Date.now() + 5 * 60 * 1000 >= c.expires;
 const credential = await refreshStoredOAuthCredential(
