@@ -1,10 +1,10 @@
 //! The API keys of pi's `auth.json` (`<agent dir>/auth.json`): entries of `"type": "api_key"`
-//! with a literal `key`. OAuth entries and `!command` keys are left to pi (see
+//! with a literal `key`, and which providers have a stored OAuth login oxpi can use (Anthropic,
+//! OpenAI Codex, GitHub Copilot), whose requests go through oxpi-ai's `Models` (the token
+//! refreshed under pi's lock, see `runtime.rs`). `!command` keys are left to pi (see
 //! docs/differences-from-pi.md).
-//!
-//! Kept in one small file on purpose: oxpi-ai's `CredentialStore` will take its place.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -34,6 +34,10 @@ pub(crate) enum AuthFileError {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct AuthKeys {
     keys: BTreeMap<String, String>,
+    /// Providers with a stored OAuth login oxpi can use.
+    logins: BTreeSet<String>,
+    /// The file, when one was read.
+    path: Option<PathBuf>,
 }
 
 impl AuthKeys {
@@ -45,7 +49,12 @@ impl AuthKeys {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(source) => return Err(AuthFileError::Read { path, source }),
         };
-        Self::parse(&text).map_err(|reason| AuthFileError::Malformed { path, reason })
+        let mut keys = Self::parse(&text).map_err(|reason| AuthFileError::Malformed {
+            path: path.clone(),
+            reason,
+        })?;
+        keys.path = Some(path);
+        Ok(keys)
     }
 
     /// The keys of an `auth.json` text.
@@ -54,6 +63,14 @@ impl AuthKeys {
         let Value::Object(entries) = value else {
             return Err("the top level is not an object".to_string());
         };
+        let logins = entries
+            .iter()
+            .filter(|(provider, entry)| {
+                entry.get("type").and_then(Value::as_str) == Some("oauth")
+                    && oxpi_ai::oauth::OAuthConfig::for_provider(provider).is_some()
+            })
+            .map(|(provider, _)| provider.clone())
+            .collect();
         let keys = entries
             .into_iter()
             .filter_map(|(provider, entry)| {
@@ -62,12 +79,26 @@ impl AuthKeys {
                 (is_key && !key.is_empty() && !key.starts_with('!')).then_some((provider, key))
             })
             .collect();
-        Ok(Self { keys })
+        Ok(Self {
+            keys,
+            logins,
+            path: None,
+        })
     }
 
     /// The stored key of `provider`.
     pub(crate) fn get(&self, provider: &str) -> Option<&str> {
         self.keys.get(provider).map(String::as_str)
+    }
+
+    /// Whether `provider` has a stored OAuth login oxpi can use.
+    pub(crate) fn has_login(&self, provider: &str) -> bool {
+        self.logins.contains(provider)
+    }
+
+    /// The file the keys were read from (`None` when none was read).
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 }
 
@@ -86,6 +117,7 @@ mod tests {
         .unwrap();
         assert_eq!(keys.get("openai"), Some("sk-1"));
         assert_eq!(keys.get("anthropic"), None);
+        assert!(keys.has_login("anthropic") && !keys.has_login("openai"));
         assert_eq!(keys.get("groq"), None);
         assert_eq!(keys.get("xai"), None);
     }

@@ -155,7 +155,7 @@ pub(crate) fn summarizer(runtime: &Runtime, custom_instructions: Option<&str>) -
     let model = runtime.agent.model();
     let mut options = StreamOptions::default();
     options.api_key = runtime.key_for(&model.provider);
-    let mut summarizer = ModelSummarizer::new(model).with_options(options);
+    let mut summarizer = runtime.summarizer(&model, options);
     if let Some(custom) = custom_instructions.filter(|c| !c.trim().is_empty()) {
         summarizer = summarizer.with_instructions(custom);
     }

@@ -10,6 +10,8 @@ mod file_args;
 mod interactive;
 mod json_event;
 mod list_models;
+mod login_command;
+mod logins;
 mod model_choice;
 mod model_scope;
 mod print;
@@ -161,7 +163,26 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
 }
 
 fn main() {
-    let args = match Args::parse_from_argv(std::env::args()) {
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(command) = login_command::parse(argv.get(1..).unwrap_or_default()) {
+        let code = match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => {
+                let code = rt.block_on(login_command::run(command));
+                // A paste prompt may still wait on stdin after the browser's callback won.
+                rt.shutdown_background();
+                code
+            }
+            Err(e) => {
+                eprintln!("oxpi: could not start the async runtime: {e}");
+                1
+            }
+        };
+        std::process::exit(code);
+    }
+    let args = match Args::parse_from_argv(argv) {
         Ok(args) => args,
         Err(e) => e.exit(),
     };

@@ -79,6 +79,7 @@ pub(crate) fn has_credentials(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> bool {
     auth.get(provider).is_some()
+        || auth.has_login(provider)
         || oxpi_ai::providers::auth::api_key_env_vars(provider)
             .iter()
             .any(|var| env(var).is_some_and(|v| !v.trim().is_empty()))

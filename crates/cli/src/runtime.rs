@@ -51,6 +51,13 @@ impl Keys {
             .or_else(|| self.custom.api_key(provider, &process_env))
             .map(ApiKey::new)
     }
+
+    /// The key of a request: [`Keys::key_for`], but none for a provider with a stored login
+    /// (its requests take the login's token: `logins::login_stream`) unless `--api-key` is its.
+    fn key_for_request(&self, provider: &str) -> Option<ApiKey> {
+        let given = self.given.clone().filter(|_| provider == self.provider);
+        given.or_else(|| (!self.auth.has_login(provider)).then(|| self.key_for(provider))?)
+    }
 }
 
 /// Why a run could not be set up; the text is what the user sees.
@@ -391,7 +398,7 @@ impl Runtime {
         let auto = AutoCompaction::new(
             &model,
             CountedSummarizer::new(
-                ModelSummarizer::new(model.clone()).with_options(summary_options),
+                crate::logins::summarizer(&model, summary_options, &keys.auth),
                 compacting.clone(),
             ),
         )
@@ -401,10 +408,13 @@ impl Runtime {
             .with_tools(tools)
             .with_stream_options(profile.stream_options())
             .with_get_api_key(move |provider| {
-                let key = lookup.key_for(provider);
+                let key = lookup.key_for_request(provider);
                 async move { Ok(key) }
             })
             .with_session_id(session.session_id().to_string());
+        if let Some(stream) = crate::logins::login_stream(&keys.auth) {
+            options = options.with_stream_fn(stream);
+        }
         if let Some(policy) = &config.retry {
             options = options.with_retry(*policy);
         }
@@ -563,6 +573,11 @@ impl Runtime {
     /// The key for requests to `provider` (see [`Keys`]).
     pub(crate) fn key_for(&self, provider: &str) -> Option<ApiKey> {
         self.keys.key_for(provider)
+    }
+
+    /// A summarizer on `model` (with the stored login of its provider, when it has one).
+    pub(crate) fn summarizer(&self, model: &Model, options: StreamOptions) -> ModelSummarizer {
+        crate::logins::summarizer(model, options, &self.keys.auth)
     }
 
     /// True when `provider` has a key (auth.json, environment, or `--api-key`).

@@ -14,6 +14,8 @@
 //! ```
 
 pub mod mcp_servers;
+pub mod oauth_backend;
+pub mod oauth_issuer;
 pub mod pi;
 pub mod wire;
 

@@ -27,6 +27,7 @@
 
 mod auth_file;
 mod credentials;
+mod login;
 mod lookup;
 mod provider;
 
@@ -42,7 +43,7 @@ pub use provider::{Provider, ProviderAuth};
 
 use crate::failure::Failure;
 use crate::options::{ApiKey, ReasoningLevel, StreamOptions};
-use crate::registry::ProviderRegistry;
+
 use crate::stream::AssistantMessageEventStream;
 use crate::types::context::Context;
 use crate::types::message::AssistantMessage;
@@ -92,6 +93,14 @@ pub enum ModelsError {
         /// The provider.
         provider: String,
         /// Why.
+        reason: String,
+    },
+    /// A login ([`Models::login`]) failed.
+    #[error("login to {provider} failed: {reason}")]
+    Login {
+        /// The provider.
+        provider: String,
+        /// Why (never a code or a token).
         reason: String,
     },
     /// The credential store failed.
@@ -464,21 +473,7 @@ impl Models {
         if options.api_key.is_some() {
             return None;
         }
-        let provider = self.providers.get(&model.provider)?;
-        let config = self.oauth_config(provider.id())?;
-        match self.credentials.read(provider.id()) {
-            Ok(Some(Credential::OAuth(_))) => {}
-            _ => return None,
-        }
-        let api = model.api.as_str();
-        let inner = provider.registry_for(api).get(api)?;
-        let mut registry = ProviderRegistry::new();
-        registry.register(crate::oauth::api::OAuthApi {
-            api: api.to_string(),
-            inner,
-            store: self.credentials.clone(),
-            config,
-        });
+        let registry = self.login_registry(model)?;
         Some(registry.stream(model, context, options.clone()))
     }
 

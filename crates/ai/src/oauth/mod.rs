@@ -11,14 +11,20 @@
 //! - `stored`: refreshing a stored credential under the credential store's lock (the
 //!   `auth.json.lock` directory pi takes), re-checked under the lock, so processes refresh once.
 //! - `api`: the provider wrapper [`crate::Models`] puts in front of a wire API for a provider
-//!   with a stored login.
+//!   with a stored login (a 401 before any content refreshes once and asks again).
+//! - [`login`]: pi's login flows (authorization code with PKCE and a loopback callback server or
+//!   a pasted redirect; Copilot's device code in `device`), reaching the user through a
+//!   [`login::LoginUi`]; [`crate::Models::login`] stores what they end with.
 //!
 //! Tokens never appear in an error text or a `Debug` output: errors name the provider and the
 //! endpoint, and quote a server's answer only with every token of the request redacted.
 
 pub(crate) mod api;
+mod callback;
+mod device;
+pub mod login;
 pub mod refresh;
-pub(crate) mod stored;
+pub mod stored;
 
 use crate::collection::OAuthCredential;
 
@@ -38,12 +44,10 @@ pub enum OAuthKind {
 }
 
 impl OAuthKind {
-    /// Whether oxpi turns this login into requests: Codex and Copilot. An Anthropic login is
-    /// refreshed like the others, but its requests need pi's Claude Code identity (bearer auth,
-    /// its beta headers, its tool names), which oxpi does not send yet, so [`crate::Models`]
-    /// refuses it with a clear error rather than send a request Anthropic would refuse.
+    /// Whether oxpi turns this login into requests: all three (an Anthropic token with pi's
+    /// Claude Code identity, see `anthropic_messages`).
     pub fn requests_built(self) -> bool {
-        !matches!(self, Self::Anthropic)
+        true
     }
 }
 
@@ -66,6 +70,12 @@ pub struct OAuthConfig {
     pub redirect_uri: String,
     /// The scopes asked for, space-separated.
     pub scope: String,
+    /// Anthropic's copy-code login: the redirect URI on Anthropic's page that shows the code
+    /// to paste (empty for the others).
+    pub copy_code_redirect_uri: String,
+    /// The API base URL requests go to in place of the one the login names (Copilot's
+    /// `proxy-ep`), for tests against a local model server; `None` (pi's behaviour) normally.
+    pub api_base_url: Option<String>,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -88,6 +98,8 @@ impl OAuthConfig {
             refresh_url: "https://platform.claude.com/v1/oauth/token".into(),
             redirect_uri: "http://localhost:53692/callback".into(),
             scope: "org:create_api_key user:profile user:inference user:sessions:claude_code user:mcp_servers user:file_upload".into(),
+            copy_code_redirect_uri: "https://platform.claude.com/oauth/code/callback".into(),
+            api_base_url: None,
         }
     }
 
@@ -101,6 +113,8 @@ impl OAuthConfig {
             refresh_url: "https://auth.openai.com/oauth/token".into(),
             redirect_uri: "http://localhost:1455/auth/callback".into(),
             scope: "openid profile email offline_access".into(),
+            copy_code_redirect_uri: String::new(),
+            api_base_url: None,
         }
     }
 
@@ -114,7 +128,22 @@ impl OAuthConfig {
             refresh_url: "https://api.github.com/copilot_internal/v2/token".into(),
             redirect_uri: String::new(),
             scope: "read:user".into(),
+            copy_code_redirect_uri: String::new(),
+            api_base_url: None,
         }
+    }
+
+    /// pi's GitHub Copilot client on a GitHub Enterprise domain (`company.ghe.com`, or a URL
+    /// naming it): its device-code, access-token and Copilot-token endpoints on that host.
+    /// `None` when `domain` names no host.
+    pub fn github_enterprise(domain: &str) -> Option<Self> {
+        let host = normalize_domain(domain)?;
+        Some(Self {
+            authorize_url: format!("https://{host}/login/device/code"),
+            token_url: format!("https://{host}/login/oauth/access_token"),
+            refresh_url: format!("https://api.{host}/copilot_internal/v2/token"),
+            ..Self::github_copilot()
+        })
     }
 
     /// pi's client for a provider id (`anthropic`, `openai-codex`, `github-copilot`).
@@ -125,6 +154,19 @@ impl OAuthConfig {
             "github-copilot" => Some(Self::github_copilot()),
             _ => None,
         }
+    }
+
+    /// This client with requests sent to `base_url` whatever the login names (tests).
+    pub fn with_api_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.api_base_url = Some(base_url.into());
+        self
+    }
+
+    /// This client with the browser flow's redirect URI (its callback server's port and path);
+    /// a test passes port 0 for any free port.
+    pub fn with_redirect_uri(mut self, redirect_uri: impl Into<String>) -> Self {
+        self.redirect_uri = redirect_uri.into();
+        self
     }
 
     /// The provider id pi stores the credential under.
@@ -214,6 +256,38 @@ fn copilot_base_url(credential: &OAuthCredential) -> String {
         }
         _ => "https://api.individual.githubcopilot.com".to_string(),
     }
+}
+
+/// The host a GitHub Enterprise URL or domain names (pi's `normalizeDomain`), lowercased;
+/// `None` for an empty or unusable one.
+pub fn normalize_domain(input: &str) -> Option<String> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let url = if trimmed.contains("://") {
+        trimmed.to_string()
+    } else {
+        format!("https://{trimmed}")
+    };
+    reqwest::Url::parse(&url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .filter(|h| !h.is_empty())
+}
+
+/// The stored login of `config`'s provider as request auth (pi's `toAuth`), refreshed first
+/// under the store's lock when it expires within five minutes, or when its access token is
+/// `failed` (one the server just refused with 401). For callers that make requests through
+/// their own path (a key callback) rather than through [`crate::Models`].
+pub async fn request_auth(
+    store: std::sync::Arc<dyn crate::collection::CredentialStore>,
+    config: OAuthConfig,
+    failed: Option<String>,
+) -> Result<RequestAuth, stored::StoredError> {
+    let kind = config.kind;
+    let credential = stored::current_credential(store, config, failed).await?;
+    Ok(to_auth(kind, &credential))
 }
 
 /// Milliseconds since the epoch, now.

@@ -104,8 +104,25 @@ pub async fn refresh(
                 ("client_id", &config.client_id),
             ])),
         OAuthKind::GitHubCopilot => {
+            // An enterprise login refreshes at its own GitHub (pi's `getUrls(domain)`), never
+            // at github.com; an endpoint given in place of pi's (a test's) is kept.
+            let url = match credential
+                .extra
+                .get("enterpriseUrl")
+                .and_then(Value::as_str)
+            {
+                Some(domain)
+                    if !domain.is_empty()
+                        && config.refresh_url == OAuthConfig::github_copilot().refresh_url =>
+                {
+                    OAuthConfig::github_enterprise(domain)
+                        .map(|c| c.refresh_url)
+                        .ok_or_else(|| fail(format!("{domain:?} is not a domain"), false))?
+                }
+                _ => config.refresh_url.clone(),
+            };
             let mut request = client
-                .get(&config.refresh_url)
+                .get(&url)
                 .header("accept", "application/json")
                 .header("authorization", format!("Bearer {}", credential.refresh));
             for (name, value) in COPILOT_HEADERS {
@@ -114,17 +131,25 @@ pub async fn refresh(
             request
         }
     };
+    let url = config.refresh_url.clone();
+    let body = send_for_json(request, &url, &fail).await?;
+    credential_from(config.kind, &body, Some(credential)).map_err(|reason| fail(reason, false))
+}
+
+/// Sends a token request and reads its JSON answer; `fail` makes the error (its text redacted
+/// of the request's tokens), `rejected` when the issuer answered 400/401/403.
+pub(crate) async fn send_for_json<E>(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    fail: &dyn Fn(String, bool) -> E,
+) -> Result<Value, E> {
     let response = request
-        .timeout(std::time::Duration::from_secs(15))
+        .timeout(std::time::Duration::from_secs(30))
         .send()
         .await
         .map_err(|e| {
             fail(
-                format!(
-                    "{}: {}",
-                    config.refresh_url,
-                    crate::diagnostics::error_chain(&e)
-                ),
+                format!("{url}: {}", crate::diagnostics::error_chain(&e)),
                 false,
             )
         })?;
@@ -132,40 +157,39 @@ pub async fn refresh(
     let text = response
         .text()
         .await
-        .map_err(|e| fail(format!("{}: {e}", config.refresh_url), false))?;
+        .map_err(|e| fail(format!("{url}: {e}"), false))?;
     if !status.is_success() {
         let rejected = matches!(status.as_u16(), 400 | 401 | 403);
         return Err(fail(
             format!(
-                "{} answered {status}: {}",
-                config.refresh_url,
+                "{url} answered {status}: {}",
                 crate::diagnostics::quote_chunk(&text)
             ),
             rejected,
         ));
     }
-    let body: Value = serde_json::from_str(&text).map_err(|_| {
+    serde_json::from_str(&text).map_err(|_| {
         fail(
-            format!(
-                "{} answered with something that is not JSON",
-                config.refresh_url
-            ),
+            format!("{url} answered with something that is not JSON"),
             false,
         )
-    })?;
+    })
+}
+
+/// A token endpoint's answer as the credential pi stores: for Anthropic and Codex the
+/// `access_token`, `refresh_token` and `expires_in` of an exchange or a refresh; for Copilot
+/// the Copilot `token` and `expires_at`, with the GitHub token of `previous` (a login passes
+/// the GitHub token as `previous.refresh`) kept as the refresh token.
+pub(crate) fn credential_from(
+    kind: OAuthKind,
+    body: &Value,
+    previous: Option<&OAuthCredential>,
+) -> Result<OAuthCredential, String> {
     let field = |name: &str| body.get(name).and_then(Value::as_str).map(str::to_string);
     let number = |name: &str| body.get(name).and_then(Value::as_f64);
-    let missing = || {
-        fail(
-            format!(
-                "the answer of {} lacks a field pi needs",
-                config.refresh_url
-            ),
-            false,
-        )
-    };
+    let missing = || "the answer lacks a field pi needs".to_string();
     let mut extra = Map::new();
-    let (access, refresh, expires) = match config.kind {
+    let (access, refresh, expires) = match kind {
         OAuthKind::Anthropic => {
             let (Some(access), Some(refresh), Some(expires_in)) = (
                 field("access_token"),
@@ -184,25 +208,26 @@ pub async fn refresh(
             ) else {
                 return Err(missing());
             };
-            let account = crate::providers::openai_codex_responses::account_id(&access)
-                .map_err(|reason| fail(reason, false))?;
+            let account = crate::providers::openai_codex_responses::account_id(&access)?;
             extra.insert("accountId".into(), Value::String(account));
             (access, refresh, now_ms() + expires_in * 1000.0)
         }
         OAuthKind::GitHubCopilot => {
-            let (Some(token), Some(expires_at)) = (field("token"), number("expires_at")) else {
+            let (Some(token), Some(expires_at), Some(previous)) =
+                (field("token"), number("expires_at"), previous)
+            else {
                 return Err(missing());
             };
             // pi keeps the GitHub token as the refresh token and the enterprise domain; the
             // models the account may use are kept from the login (pi fetches them again).
             for kept in ["enterpriseUrl", "availableModelIds"] {
-                if let Some(value) = credential.extra.get(kept) {
+                if let Some(value) = previous.extra.get(kept) {
                     extra.insert(kept.into(), value.clone());
                 }
             }
             (
                 token,
-                credential.refresh.clone(),
+                previous.refresh.clone(),
                 expires_at * 1000.0 - EARLY_MS,
             )
         }

@@ -20,12 +20,13 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
-    /// A decoder writing to `out`; `level` is the reply's `provider_thinking_level` (the managed
-    /// effort the request asked for).
-    pub(crate) fn new(mut out: ReplyBuilder, model: &Model, level: Option<String>) -> Self {
-        out.set_provider_thinking_level(level);
+    /// A decoder writing to `out`; the seed's level is the reply's `provider_thinking_level`
+    /// (the managed effort the request asked for), its tool names those Claude Code's names of
+    /// an OAuth reply map back to.
+    pub(crate) fn new(mut out: ReplyBuilder, model: &Model, seed: super::Seed) -> Self {
+        out.set_provider_thinking_level(seed.level);
         Self {
-            processor: EventProcessor::new(out, model),
+            processor: EventProcessor::new(out, model).with_tool_names(seed.tool_names),
             deltas: BlockDeltaReader::new(),
         }
     }

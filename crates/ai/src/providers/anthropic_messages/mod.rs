@@ -23,6 +23,7 @@
 //! `supportsLongCacheRetention` and `supportsCacheControlOnTools` (bools; default true, as pi
 //! 1.6).
 
+pub(crate) mod claude_code;
 pub(crate) mod convert;
 pub mod models;
 pub(crate) mod reader;
@@ -61,27 +62,42 @@ http_provider!(
     AnthropicMessagesProvider,
     API_ANTHROPIC_MESSAGES,
     prepare,
-    |out, level, model| AnthropicDecoder::new(out, model, level)
+    |out, seed, model| AnthropicDecoder::new(out, model, seed)
 );
 
 /// The query of every request: pi's Anthropic SDK calls its beta endpoint
 /// (`POST /v1/messages?beta=true`), which every host pi targets accepts.
 pub const BETA_QUERY: &str = "beta=true";
 
+/// What the decoder of a reply needs from its request.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Seed {
+    /// The managed effort of the reply (its `provider_thinking_level`).
+    pub(crate) level: Option<String>,
+    /// With an OAuth token: the context's tool names, which the reply's Claude Code names map
+    /// back to.
+    pub(crate) tool_names: Option<Vec<String>>,
+}
+
 /// The request (pure): the body, `x-api-key` (or the provider's own auth header),
 /// `anthropic-version` and `anthropic-dangerous-direct-browser-access: true` (as pi's SDK
 /// client) unless the model's or the options' headers set them, `anthropic-beta`
-/// ([`thinking::beta_features`]); the URL with [`BETA_QUERY`]. The state is the managed effort
-/// of the reply (its `provider_thinking_level`).
+/// ([`thinking::beta_features`]); the URL with [`BETA_QUERY`]. An OAuth token takes pi's
+/// Claude Code identity ([`claude_code`]).
 fn prepare(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
-) -> Result<(Prepared, Option<String>), PrepareError> {
+) -> Result<(Prepared, Seed), PrepareError> {
     let error = Failure::config;
     let key = required_api_key(&model.provider, options).map_err(Failure::auth)?;
-    let request =
+    let oauth = claude_code::is_oauth(model, key.as_ref());
+    let mut request =
         convert::build_request(model, context, options).map_err(|e| error(e.to_string()))?;
+    if oauth {
+        let cache = convert::cache_control(model, options.resolved_cache_retention());
+        claude_code::apply_to_request(&mut request, cache);
+    }
     let body = serde_json::to_vec(&request)
         .map_err(|e| error(format!("could not encode the request: {e}")))?;
     let level = request
@@ -123,13 +139,28 @@ fn prepare(
         crate::providers::headers::add_session_headers(&mut headers, &[name], session)
             .map_err(error)?;
     }
-    let betas = thinking::beta_features(model, options, &compat, !context.tools.is_empty());
+    let mut betas = thinking::beta_features(model, options, &compat, !context.tools.is_empty());
+    let configured_betas = model
+        .headers
+        .keys()
+        .chain(options.headers.keys())
+        .any(|name| name.eq_ignore_ascii_case("anthropic-beta"));
+    if let (true, Some(key)) = (oauth, key.as_ref()) {
+        claude_code::apply_headers(&mut headers, model, options, key).map_err(error)?;
+        if !configured_betas {
+            betas.splice(0..0, claude_code::OAUTH_BETAS);
+        }
+    }
     if !betas.is_empty() {
         let value = HeaderValue::try_from(betas.join(","))
             .map_err(|_| error("invalid anthropic-beta header".to_string()))?;
         headers.insert(HeaderName::from_static("anthropic-beta"), value);
     }
-    Ok((Prepared::new(url, headers, body, key), level))
+    let seed = Seed {
+        level,
+        tool_names: oauth.then(|| context.tools.iter().map(|t| t.name.clone()).collect()),
+    };
+    Ok((Prepared::new(url, headers, body, key), seed))
 }
 
 #[cfg(test)]

@@ -66,6 +66,8 @@ pub struct EventProcessor {
     usage: WireUsage,
     stop_reason: Option<String>,
     complete: bool,
+    /// An OAuth reply's tools: the names Claude Code's names map back to.
+    tool_names: Option<Vec<String>>,
 }
 
 impl EventProcessor {
@@ -78,7 +80,14 @@ impl EventProcessor {
             usage: WireUsage::default(),
             stop_reason: None,
             complete: false,
+            tool_names: None,
         }
+    }
+
+    /// Maps the reply's tool names back to these (an OAuth request sent Claude Code's names).
+    pub(crate) fn with_tool_names(mut self, tool_names: Option<Vec<String>>) -> Self {
+        self.tool_names = tool_names;
+        self
     }
 
     /// Applies one event. A mid-stream `error` event or an impossible sequence is `Err`.
@@ -179,6 +188,10 @@ impl EventProcessor {
                 Kind::Redacted
             }
             StartBlock::ToolUse { id, name, input } => {
+                let name = match &self.tool_names {
+                    Some(tools) => super::claude_code::from_claude_code_name(&name, tools),
+                    None => name,
+                };
                 self.out.tool_call_start(id, name).await;
                 Kind::ToolUse {
                     input,
