@@ -15,6 +15,7 @@
 
 pub mod mcp_servers;
 pub mod pi;
+pub mod scripted_runs;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
