@@ -34,6 +34,7 @@
 
 mod bridge;
 mod object;
+pub mod scripted;
 pub mod server;
 
 pub use bridge::OUTCOME_UNKNOWN;
