@@ -20,16 +20,16 @@
 //! order is the same on every replay.
 //!
 //! ```no_run
-//! use oxpi_agent_core::prelude::*;
+//! # use oxpi_agent_core::oxpi_ai;
+//! use oxpi_agent_core::{AgentOptions, Replay};
 //! use oxpi_durable::DurableAgent;
 //!
-//! # async fn serve() {
-//! let model = oxpi_agent_core::oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
-//! let agent = DurableAgent::new(move |_run_id| AgentOptions::new(model.clone()).with_system_prompt("Be brief."));
-//! // Register http://127.0.0.1:9080 with the Restate server, then
-//! // POST {ingress}/OxpiAgent/<run id>/prompt {"text": "Hello"}.
-//! agent.serve("127.0.0.1:9080".parse().unwrap()).await;
-//! # }
+//! async fn serve(model: oxpi_ai::Model, tools: Vec<oxpi_agent_core::AgentToolHandle>) {
+//!     let agent = DurableAgent::new(move |_run_id| AgentOptions::new(model.clone()).with_tools(tools.clone()));
+//!     agent.serve("127.0.0.1:9080".parse().unwrap()).await; // register it with `restate deployments register`
+//! }
+//! // POST {ingress}/OxpiAgent/<run id>/prompt {"text": "…"}; …/get_messages; …/follow_up
+//! # let _ = Replay::Safe;
 //! ```
 
 mod bridge;
