@@ -28,16 +28,18 @@
 //!     let agent = DurableAgent::new(move |_run_id| AgentOptions::new(model.clone()).with_tools(tools.clone()));
 //!     agent.serve("127.0.0.1:9080".parse().unwrap()).await; // register it with `restate deployments register`
 //! }
-//! // POST {ingress}/OxpiAgent/<run id>/prompt {"text": "…"}; …/get_messages; …/follow_up
+//! // POST {ingress}/OxpiAgent/<run id>/prompt {"text": "…"}; …/steer, …/abort, …/follow_up, …/get_messages
 //! # let _ = Replay::Safe;
 //! ```
 
 mod bridge;
+mod inbox;
 mod object;
 pub mod scripted;
 pub mod server;
 
 pub use bridge::OUTCOME_UNKNOWN;
+pub use inbox::RunInbox;
 pub use object::{DurableAgent, PromptRequest, RunReply, StepEvent, MESSAGES_KEY};
 /// The Restate SDK this crate is built on (to bind more services to the same endpoint).
 pub use restate_sdk;

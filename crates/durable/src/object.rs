@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use crate::bridge::{
     durable_options, inner_stream_fn, ModelRequest, Step, ToolStep, OUTCOME_UNKNOWN,
 };
+use crate::inbox::{RunInbox, RunInboxClient, Taken};
 
 /// The state key of the transcript (a JSON array of pi messages).
 pub const MESSAGES_KEY: &str = "messages";
@@ -72,7 +73,7 @@ impl PromptRequest {
         }
     }
 
-    fn into_messages(self) -> Vec<Message> {
+    pub(crate) fn into_messages(self) -> Vec<Message> {
         let mut out = Vec::with_capacity(self.messages.len() + 1);
         if let Some(text) = self.text {
             out.push(Message::User(UserMessage {
@@ -102,9 +103,10 @@ pub struct RunReply {
 
 /// An oxpi agent served as a Restate virtual object named `OxpiAgent`, one object per run
 /// (conversation) id. Handlers: `prompt`, `follow_up` (queued behind a running prompt, then run
-/// as one), `get_messages` (shared, reads the transcript). Build it with the same
-/// [`AgentOptions`] as an in-process [`Agent`], made per run by `make`; bind it to a
-/// `restate_sdk` endpoint with [`DurableAgent::definition`].
+/// as one), and the shared `steer`, `abort` (accepted while a prompt runs) and `get_messages`
+/// (reads the transcript). Build it with the same [`AgentOptions`] as an in-process [`Agent`],
+/// made per run by `make`; serve it with [`DurableAgent::serve`], or bind
+/// [`DurableAgent::definitions`] to a `restate_sdk` endpoint of your own.
 #[derive(Clone)]
 pub struct DurableAgent {
     make: MakeOptions,
@@ -133,22 +135,29 @@ impl DurableAgent {
         self
     }
 
-    /// The service definition to bind to an endpoint, with an invocation retry policy fit for a
-    /// service that may restart: retries every 100 ms to 2 s, without a limit.
-    pub fn definition(self) -> ServiceDefinition {
-        self.into_service_definition().options(
+    /// The two services a durable agent is made of, to bind to an endpoint (with more of the
+    /// application's own): the run object `OxpiAgent` and its inbox `OxpiAgentInbox` (steering
+    /// messages and abort requests). Both retry an invocation every 100 ms to 2 s without a
+    /// limit, fit for a service that may restart.
+    pub fn definitions(self) -> [ServiceDefinition; 2] {
+        let options = || {
             ServiceOptions::new()
                 .retry_policy_initial_interval(Duration::from_millis(100))
                 .retry_policy_exponentiation_factor(2.0)
                 .retry_policy_max_interval(Duration::from_secs(2))
-                .retry_policy_max_attempts(u32::MAX.into()),
-        )
+                .retry_policy_max_attempts(u32::MAX.into())
+        };
+        [
+            self.into_service_definition().options(options()),
+            RunInbox.into_service_definition().options(options()),
+        ]
     }
 
     /// Serves the agent over HTTP/2 at `addr` until the process ends (register the address with
     /// the Restate server as a deployment).
     pub async fn serve(self, addr: std::net::SocketAddr) {
-        HttpServer::new(Endpoint::builder().bind(self.definition()).build())
+        let [agent, inbox] = self.definitions();
+        HttpServer::new(Endpoint::builder().bind(agent).bind(inbox).build())
             .listen_and_serve(addr)
             .await;
     }
@@ -184,6 +193,11 @@ impl DurableAgent {
         let options = durable_options(options.with_messages(history), steps_tx);
         let agent = Agent::new(options);
         let _abort = AbortOnDrop(agent.clone());
+        // Steering queued while the run was idle goes in with the prompt; an abort asked while
+        // idle does nothing (as `Agent::abort`).
+        for message in take_inbox(ctx).await?.steering {
+            agent.steer(message);
+        }
         let mut turn = 0u32;
         let outcome = {
             let run = agent.prompt(input);
@@ -192,7 +206,7 @@ impl DurableAgent {
                 tokio::select! {
                     biased;
                     Some(step) = steps.recv() => {
-                        self.serve_step(ctx, &run_id, step, &inner, &mut turn).await?;
+                        self.serve_step(ctx, &agent, step, &inner, &mut turn).await?;
                     }
                     outcome = &mut run => break outcome,
                 }
@@ -230,15 +244,28 @@ impl DurableAgent {
         })
     }
 
+    /// Hands the inbox's steering messages and abort to the agent.
+    async fn take_into(&self, ctx: &ObjectContext<'_>, agent: &Agent) -> Result<(), TerminalError> {
+        let taken = take_inbox(ctx).await?;
+        for message in taken.steering {
+            agent.steer(message);
+        }
+        if taken.abort {
+            agent.abort();
+        }
+        Ok(())
+    }
+
     /// Makes one step journaled and sends its result back to the loop.
     async fn serve_step(
         &self,
         ctx: &ObjectContext<'_>,
-        run_id: &str,
+        agent: &Agent,
         step: Step,
         inner: &StreamFn,
         turn: &mut u32,
     ) -> Result<(), TerminalError> {
+        let run_id = ctx.key();
         match step {
             Step::Model(request) => {
                 let ModelRequest {
@@ -249,12 +276,18 @@ impl DurableAgent {
                 } = *request;
                 let n = *turn;
                 *turn += 1;
+                // Steering and aborts arrive at journaled points: before each turn and after
+                // each tool call.
+                self.take_into(ctx, agent).await?;
                 let inner = inner.clone();
                 let requested = Arc::new(AtomicBool::new(false));
                 let flag = requested.clone();
                 let message = ctx
                     .run(move || async move {
                         flag.store(true, Ordering::SeqCst);
+                        if options.cancel.is_cancelled() {
+                            return Ok(Json(aborted_reply(&model)));
+                        }
                         let stream = inner(&model, &context, options);
                         Ok(Json(stream.result().await))
                     })
@@ -307,11 +340,33 @@ impl DurableAgent {
                     outcome_unknown: unknown.load(Ordering::SeqCst)
                         || matches!(&step, ToolStep::Failed { message, .. } if message == OUTCOME_UNKNOWN),
                 });
+                // The loop reads its steering queue after the batch: what arrived during the
+                // turn is handed over before the call's result is.
+                self.take_into(ctx, agent).await?;
                 let _ = reply.send(step);
             }
         }
         Ok(())
     }
+}
+
+/// Takes the run's inbox (a journaled call).
+async fn take_inbox(ctx: &ObjectContext<'_>) -> Result<Taken, TerminalError> {
+    Ok(ctx
+        .object_client::<RunInboxClient>(ctx.key())
+        .take()
+        .call()
+        .await?
+        .into_inner())
+}
+
+/// The reply of a turn aborted before its request (pi's text).
+fn aborted_reply(model: &oxpi_agent_core::oxpi_ai::Model) -> AssistantMessage {
+    let mut message = AssistantMessage::empty(&model.api, &model.provider, &model.id);
+    message.stop_reason = oxpi_agent_core::oxpi_ai::StopReason::Aborted;
+    message.error_message = Some("Request was aborted".to_string());
+    message.failure_kind = Some(oxpi_agent_core::oxpi_ai::FailureKind::Aborted);
+    message
 }
 
 /// Aborts the agent's run when the handler stops (its future dropped on a lost connection).
@@ -344,6 +399,32 @@ impl DurableAgent {
         input: Json<PromptRequest>,
     ) -> Result<Json<RunReply>, HandlerError> {
         Ok(Json(self.run(&ctx, input.into_inner()).await?))
+    }
+
+    /// Queues steering messages, delivered to the running prompt after the tool calls of the
+    /// turn in progress (before the model is asked again), or with the next prompt when idle.
+    /// Shared: accepted while a prompt runs.
+    #[handler(name = "steer")]
+    async fn steer(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        input: Json<PromptRequest>,
+    ) -> Result<(), HandlerError> {
+        ctx.object_client::<RunInboxClient>(ctx.key())
+            .steer(input)
+            .send();
+        Ok(())
+    }
+
+    /// Stops the running prompt at its next step (after the model stream or tool call in
+    /// progress): the calls left get "not executed" results and the run ends as `aborted`, as
+    /// with `Agent::abort`. Does nothing when no prompt runs.
+    #[handler(name = "abort")]
+    async fn abort(&self, ctx: SharedObjectContext<'_>) -> Result<(), HandlerError> {
+        ctx.object_client::<RunInboxClient>(ctx.key())
+            .abort()
+            .send();
+        Ok(())
     }
 
     /// The transcript (pi JSON messages); concurrent with a running prompt, it shows the
