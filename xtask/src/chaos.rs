@@ -275,8 +275,8 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
     let names: Vec<String> = (0..options.runs).map(|i| format!("chaos-{i:04}")).collect();
     let mut runs = tokio::task::JoinSet::new();
     // Runs start one after another over the time the kills take (a kill every 0.85 s on
-    // average), so kills keep finding runs in flight.
-    let stagger = Duration::from_millis(850) * options.kills / options.runs.max(1);
+    // average, and its restart), so kills keep finding runs in flight.
+    let stagger = Duration::from_millis(1000) * options.kills / options.runs.max(1);
     for (i, name) in names.iter().enumerate() {
         let (ingress, name, calls) = (ingress.clone(), name.clone(), options.calls);
         let delay = stagger * u32::try_from(i).unwrap_or(u32::MAX);
