@@ -14,8 +14,8 @@ use oxpi_agent_core::oxpi_ai::{
     Model, StopReason, StreamOptions,
 };
 use oxpi_agent_core::{
-    AgentOptions, AgentToolResult, StreamFn, ToolCallFailure, ToolError, ToolExecution,
-    ToolInvocation,
+    AgentOptions, AgentToolResult, StreamFn, ToolCallDecision, ToolCallFailure, ToolError,
+    ToolExecution, ToolInvocation,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
@@ -24,6 +24,11 @@ use tokio::sync::{mpsc, oneshot};
 pub(crate) enum Step {
     /// A model turn: the request the loop built; the reply is the turn's final message.
     Model(Box<ModelRequest>),
+    /// A call that waits for a person's approval (after `before_tool_call` allowed it).
+    Approval {
+        call: oxpi_agent_core::oxpi_ai::ToolCall,
+        reply: oneshot::Sender<ToolCallDecision>,
+    },
     /// An allowed tool call.
     Tool {
         invocation: ToolInvocation,
@@ -92,10 +97,45 @@ pub const OUTCOME_UNKNOWN: &str = "Tool call outcome unknown: the process runnin
 /// The agent options of a durable run: `options` with its stream function and tool execution
 /// routed through `steps`. Tool calls run one at a time, so the journal's order is the calls'
 /// order on every replay.
+/// Decides which tool calls wait for a person's approval.
+pub type NeedsApprovalFn = Arc<dyn Fn(&oxpi_agent_core::oxpi_ai::ToolCall) -> bool + Send + Sync>;
+
+/// The text of a call a person denied without a reason.
+pub const DENIED_TEXT: &str = "Tool call was denied";
+
 pub(crate) fn durable_options(
     mut options: AgentOptions,
     steps: mpsc::UnboundedSender<Step>,
+    needs_approval: Option<NeedsApprovalFn>,
 ) -> AgentOptions {
+    if let Some(needs_approval) = needs_approval {
+        let before = options.before_tool_call.take();
+        let steps = steps.clone();
+        options.before_tool_call = Some(Arc::new(move |seen| {
+            let (before, steps) = (before.clone(), steps.clone());
+            let asks = needs_approval(&seen.tool_call);
+            let call = seen.tool_call.clone();
+            async move {
+                if let Some(before) = before {
+                    let decision = before(seen).await;
+                    if decision != ToolCallDecision::Allow {
+                        return decision;
+                    }
+                }
+                if !asks {
+                    return ToolCallDecision::Allow;
+                }
+                let (reply, answer) = oneshot::channel();
+                if steps.send(Step::Approval { call, reply }).is_err() {
+                    return ToolCallDecision::block("The durable run's handler stopped");
+                }
+                answer.await.unwrap_or_else(|_| {
+                    ToolCallDecision::block("The durable run's handler stopped")
+                })
+            }
+            .boxed()
+        }));
+    }
     let model_steps = steps.clone();
     options.stream_fn = Some(Arc::new(
         move |model: &Model, context: &Context, options: StreamOptions| {

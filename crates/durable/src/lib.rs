@@ -38,8 +38,8 @@ mod object;
 pub mod scripted;
 pub mod server;
 
-pub use bridge::OUTCOME_UNKNOWN;
-pub use inbox::RunInbox;
+pub use bridge::{NeedsApprovalFn, DENIED_TEXT, OUTCOME_UNKNOWN};
+pub use inbox::{ApprovalAnswer, PendingApproval, RunInbox};
 pub use object::{DurableAgent, PromptRequest, RunReply, StepEvent, MESSAGES_KEY};
 /// The Restate SDK this crate is built on (to bind more services to the same endpoint).
 pub use restate_sdk;

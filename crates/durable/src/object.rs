@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::bridge::{
-    durable_options, inner_stream_fn, ModelRequest, Step, ToolStep, OUTCOME_UNKNOWN,
+    durable_options, inner_stream_fn, ModelRequest, NeedsApprovalFn, Step, ToolStep, DENIED_TEXT,
+    OUTCOME_UNKNOWN,
 };
-use crate::inbox::{RunInbox, RunInboxClient, Taken};
+use crate::inbox::{ApprovalAnswer, Decision, PendingApproval, RunInbox, RunInboxClient, Taken};
 
 /// The state key of the transcript (a JSON array of pi messages).
 pub const MESSAGES_KEY: &str = "messages";
@@ -111,6 +112,7 @@ pub struct RunReply {
 pub struct DurableAgent {
     make: MakeOptions,
     observer: Option<Observer>,
+    needs_approval: Option<NeedsApprovalFn>,
 }
 
 impl std::fmt::Debug for DurableAgent {
@@ -126,7 +128,21 @@ impl DurableAgent {
         Self {
             make: Arc::new(make),
             observer: None,
+            needs_approval: None,
         }
+    }
+
+    /// Makes the calls for which `needs_approval` is true wait for a person, after
+    /// `before_tool_call` allowed them: the run waits on a Restate awakeable (no process holds
+    /// it; Restate may suspend the invocation for hours) until `approve` or `deny` answers with
+    /// the call id. A denied call gets an error result with the reason. `pending_approvals`
+    /// lists the calls waiting.
+    pub fn with_approval(
+        mut self,
+        needs_approval: impl Fn(&oxpi_agent_core::oxpi_ai::ToolCall) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.needs_approval = Some(Arc::new(needs_approval));
+        self
     }
 
     /// Calls `observer` for every step once its result is in the journal.
@@ -190,7 +206,11 @@ impl DurableAgent {
         let inner = inner_stream_fn(&options);
         let (steps_tx, mut steps) = mpsc::unbounded_channel();
         let history_len = history.len();
-        let options = durable_options(options.with_messages(history), steps_tx);
+        let options = durable_options(
+            options.with_messages(history),
+            steps_tx,
+            self.needs_approval.clone(),
+        );
         let agent = Agent::new(options);
         let _abort = AbortOnDrop(agent.clone());
         // Steering queued while the run was idle goes in with the prompt; an abort asked while
@@ -300,6 +320,25 @@ impl DurableAgent {
                     replayed: !requested.load(Ordering::SeqCst),
                 });
                 let _ = reply.send(message);
+            }
+            Step::Approval { call, reply } => {
+                let (awakeable_id, answer) = ctx.awakeable::<Json<Decision>>();
+                ctx.object_client::<RunInboxClient>(run_id)
+                    .wait_approval(Json(PendingApproval {
+                        call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        arguments: serde_json::Value::Object(call.arguments.clone()),
+                        awakeable_id,
+                    }))
+                    .send();
+                let decision = answer.await?.into_inner();
+                let _ = reply.send(if decision.approved {
+                    oxpi_agent_core::ToolCallDecision::Allow
+                } else if decision.reason.is_empty() {
+                    oxpi_agent_core::ToolCallDecision::block(DENIED_TEXT)
+                } else {
+                    oxpi_agent_core::ToolCallDecision::block(decision.reason)
+                });
             }
             Step::Tool { invocation, reply } => {
                 let call_id = invocation.tool_call_id.clone();
@@ -425,6 +464,48 @@ impl DurableAgent {
             .abort()
             .send();
         Ok(())
+    }
+
+    /// Approves a call waiting for approval (`{"callId": …}`); a 404 when none of that id waits.
+    #[handler(name = "approve")]
+    async fn approve(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        answer: Json<ApprovalAnswer>,
+    ) -> Result<(), HandlerError> {
+        ctx.object_client::<RunInboxClient>(ctx.key())
+            .answer(Json((true, answer.into_inner())))
+            .call()
+            .await?;
+        Ok(())
+    }
+
+    /// Denies a call waiting for approval (`{"callId": …, "reason": …}`): it gets an error
+    /// result with the reason. A 404 when none of that id waits.
+    #[handler(name = "deny")]
+    async fn deny(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        answer: Json<ApprovalAnswer>,
+    ) -> Result<(), HandlerError> {
+        ctx.object_client::<RunInboxClient>(ctx.key())
+            .answer(Json((false, answer.into_inner())))
+            .call()
+            .await?;
+        Ok(())
+    }
+
+    /// The calls waiting for approval.
+    #[handler(name = "pending_approvals")]
+    async fn pending_approvals(
+        &self,
+        ctx: SharedObjectContext<'_>,
+    ) -> Result<Json<Vec<PendingApproval>>, HandlerError> {
+        Ok(ctx
+            .object_client::<RunInboxClient>(ctx.key())
+            .pending()
+            .call()
+            .await?)
     }
 
     /// The transcript (pi JSON messages); concurrent with a running prompt, it shows the

@@ -8,7 +8,8 @@
 //! `$OXPI_DURABLE_HANG_ON`, never return (a test kills the process while the call hangs there),
 //! else wait `$OXPI_DURABLE_TOOL_DELAY_MS` (default 0) before returning. Each journaled step is logged to
 //! `$OXPI_DURABLE_EVENTS` (if set) as `model\t<run>\t<turn>\t<replayed>` or
-//! `tool\t<run>\t<call id>\t<replayed>\t<outcome unknown>`.
+//! `tool\t<run>\t<call id>\t<replayed>\t<outcome unknown>`. Calls of the tools named in the
+//! comma-separated `$OXPI_DURABLE_APPROVE` wait for approval.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -105,6 +106,17 @@ pub async fn serve_from_env() -> Result<(), String> {
         .map(|t| t.with_replay(Replay::Safe));
         AgentOptions::new(model.clone()).with_tools(record.into_iter().chain(safe))
     });
+    let approve: Vec<String> = std::env::var("OXPI_DURABLE_APPROVE")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let agent = if approve.is_empty() {
+        agent
+    } else {
+        agent.with_approval(move |call| approve.contains(&call.name))
+    };
     let agent = match events {
         Some(path) => agent.with_observer(move |event| {
             let line = match event {
