@@ -19,7 +19,7 @@ use oxpi_testkit::{Part, Reply, TestServer};
 use serde_json::Value;
 
 const USAGE: &str = "\
-cargo xtask chaos [--quick] [--runs N] [--kills N] [--calls N] [--seed N]
+cargo xtask chaos [--quick] [--runs N] [--kills N] [--calls N] [--seed N] [--scale N]
 
 Durable agent runs under kill -9: a Restate server, two oxpi-durable service processes behind a
 TCP balancer, a scripted model, a tool that appends a line to a file. Kills a service process at
@@ -33,6 +33,8 @@ Options:
   --kills N   Kills (default 300)
   --calls N   Tool calls per run, one per turn (default 5)
   --seed N    Seed of the kill schedule (default: from the clock)
+  --scale N   No kills: N concurrent runs through Restate against the same runs in process
+              (throughput), and the overhead per journaled step (runs one after another)
   -h, --help  Show this help";
 
 /// Options of `chaos`.
@@ -43,6 +45,7 @@ pub(crate) struct Options {
     kills: u32,
     calls: u32,
     seed: Option<u64>,
+    scale: Option<u32>,
 }
 
 impl Default for Options {
@@ -53,6 +56,7 @@ impl Default for Options {
             kills: 300,
             calls: 5,
             seed: None,
+            scale: None,
         }
     }
 }
@@ -88,6 +92,9 @@ impl Options {
                 "--kills" => options.kills = u32::try_from(number("--kills")?).unwrap_or(u32::MAX),
                 "--calls" => options.calls = u32::try_from(number("--calls")?).unwrap_or(u32::MAX),
                 "--seed" => options.seed = Some(number("--seed")?),
+                "--scale" => {
+                    options.scale = Some(u32::try_from(number("--scale")?).unwrap_or(u32::MAX))
+                }
                 other => return Err(format!("chaos: unexpected argument `{other}`\n\n{USAGE}")),
             }
         }
@@ -109,7 +116,7 @@ impl Rng {
 
 /// Forwards each connection on `listener` to a live backend (the first that accepts, starting
 /// at a random one): a load balancer in front of the two "machines".
-async fn balance(listener: tokio::net::TcpListener, backends: [u16; 2]) {
+pub(crate) async fn balance(listener: tokio::net::TcpListener, backends: [u16; 2]) {
     let mut turn = 0usize;
     while let Ok((mut inbound, _)) = listener.accept().await {
         turn += 1;
@@ -128,7 +135,13 @@ async fn balance(listener: tokio::net::TcpListener, backends: [u16; 2]) {
 
 /// A service process: this program again, as `chaos-service` (the scripted durable agent of
 /// `oxpi_durable::scripted`), so no other binary is built.
-fn service(binary: &Path, port: u16, model_url: &str, dir: &Path) -> Command {
+pub(crate) fn service(
+    binary: &Path,
+    port: u16,
+    model_url: &str,
+    dir: &Path,
+    tool_delay_ms: u32,
+) -> Command {
     let mut command = Command::new(binary);
     command
         .arg("chaos-service")
@@ -136,7 +149,7 @@ fn service(binary: &Path, port: u16, model_url: &str, dir: &Path) -> Command {
         .env("OXPI_DURABLE_MODEL_URL", model_url)
         .env("OXPI_DURABLE_EFFECTS", dir.join("effects"))
         .env("OXPI_DURABLE_EVENTS", dir.join("events"))
-        .env("OXPI_DURABLE_TOOL_DELAY_MS", "150");
+        .env("OXPI_DURABLE_TOOL_DELAY_MS", tool_delay_ms.to_string());
     command
 }
 
@@ -159,7 +172,7 @@ fn slow(reply: Reply) -> Reply {
     }
 }
 
-async fn prompt(ingress: &str, run: &str, calls: u32) -> Result<(), String> {
+pub(crate) async fn prompt(ingress: &str, run: &str, calls: u32) -> Result<(), String> {
     let response = reqwest::Client::new()
         .post(format!("{ingress}/OxpiAgent/{run}/prompt"))
         .header("idempotency-key", run)
@@ -218,6 +231,9 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
         println!("{USAGE}");
         return Ok(true);
     }
+    if let Some(runs) = options.scale {
+        return crate::chaos_scale::run(runs, options.calls).await;
+    }
     let started = Instant::now();
     let binary = std::env::current_exe().map_err(|e| format!("no path to xtask: {e}"))?;
     let restate = RestateServer::start().await?;
@@ -249,7 +265,8 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
     let mut machines = Vec::new();
     for port in ports {
         machines.push(
-            ServiceProcess::start(service(&binary, port, &model_url, dir.path()), port).await?,
+            ServiceProcess::start(service(&binary, port, &model_url, dir.path(), 150), port)
+                .await?,
         );
     }
     restate
@@ -302,7 +319,7 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
                     machines[which].kill();
                     kills += 1;
                     machines[which] = ServiceProcess::start(
-                        service(&binary, ports[which], &model_url, dir.path()),
+                        service(&binary, ports[which], &model_url, dir.path(), 150),
                         ports[which],
                     )
                     .await?;

@@ -18,6 +18,7 @@ mod args;
 mod bench;
 mod build_cost;
 mod chaos;
+mod chaos_scale;
 mod ci;
 mod fuzz;
 mod labs;

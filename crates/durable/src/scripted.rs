@@ -60,6 +60,33 @@ fn record_tool(
     .map_err(|e| e.to_string())
 }
 
+/// The scripted agent's options for run `run` (its tools append to `effects`), as the service
+/// builds them: the same agent in process, for comparisons (`cargo xtask chaos --scale`).
+pub fn agent_options(run: &str, model: Model, effects: &std::path::Path) -> AgentOptions {
+    options_with(run, model, effects, Vec::new(), Duration::ZERO)
+}
+
+fn options_with(
+    run: &str,
+    model: Model,
+    effects: &std::path::Path,
+    hang_on: Vec<String>,
+    delay: Duration,
+) -> AgentOptions {
+    let effects = effects.to_path_buf();
+    let record = record_tool(
+        "record",
+        run.to_string(),
+        effects.clone(),
+        hang_on.clone(),
+        delay,
+    )
+    .map(|t| t.with_replay(Replay::Never));
+    let safe = record_tool("record_safe", run.to_string(), effects, hang_on, delay)
+        .map(|t| t.with_replay(Replay::Safe));
+    AgentOptions::new(model).with_tools(record.into_iter().chain(safe))
+}
+
 fn env(name: &str) -> Result<String, String> {
     std::env::var(name).map_err(|_| format!("{name} is not set"))
 }
@@ -88,23 +115,7 @@ pub async fn serve_from_env() -> Result<(), String> {
     // Check the tools once before serving, so a broken schema fails at start.
     record_tool("record", String::new(), effects.clone(), Vec::new(), delay)?;
     let agent = DurableAgent::new(move |run| {
-        let record = record_tool(
-            "record",
-            run.to_string(),
-            effects.clone(),
-            hang_on.clone(),
-            delay,
-        )
-        .map(|t| t.with_replay(Replay::Never));
-        let safe = record_tool(
-            "record_safe",
-            run.to_string(),
-            effects.clone(),
-            hang_on.clone(),
-            delay,
-        )
-        .map(|t| t.with_replay(Replay::Safe));
-        AgentOptions::new(model.clone()).with_tools(record.into_iter().chain(safe))
+        options_with(run, model.clone(), &effects, hang_on.clone(), delay)
     });
     let approve: Vec<String> = std::env::var("OXPI_DURABLE_APPROVE")
         .unwrap_or_default()
