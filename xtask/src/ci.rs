@@ -29,6 +29,8 @@ Runs, in order, stopping at the first failure:
                                        (oxpi's requests against pi-ai 1.6.0's, Bedrock included,
                                        when Node is installed; a 'pi-reqdiff skipped' line otherwise)
      cargo xtask pi-replay --pi 1.6    (the recorded streams through pi-ai 1.6.0, same condition)
+     cargo xtask chaos --quick         (durable runs under kill -9: 12 runs, 40 kills, ~1 min;
+                                       every zero of the report must hold)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
   7. cargo xtask labs                  (every lab once, against the configured model)
 
@@ -189,6 +191,19 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
     let bench = crate::bench::Options::parse(vec!["--quick".into(), "--no-node".into()])?;
     if !crate::bench::run(root, bench)? {
         return Ok(false);
+    }
+    // The Restate server comes from npm (installed on first use), as pi does for the pi checks.
+    let npm = Command::new("npm")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if npm {
+        println!("==> cargo xtask chaos --quick");
+        if !crate::chaos::run(root, crate::chaos::Options::quick()).await? {
+            return Ok(false);
+        }
+    } else {
+        println!("chaos skipped: no npm to install restate-server");
     }
     if !pi_reqdiff::node_available() {
         println!("pi-reqdiff and pi-replay skipped: no node");

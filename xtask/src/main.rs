@@ -4,6 +4,7 @@
 //! - `local-model`: install the embedded local model (engine + weights) ahead of time.
 //! - `labs`: build and run every lab under `labs/`, print a table, fail if any run fails.
 //! - `ci`: fmt, clippy, tests, docs, then the model and the labs: the README's test command.
+//! - `chaos`: durable runs (oxpi-durable on Restate) under a few hundred kill -9s, with a report.
 //!
 //! - `fuzz`: run a cargo-fuzz target for a while.
 //! - `bench`: oxpi against pi-ai (TypeScript) and the crates.io Rust port, one table.
@@ -17,6 +18,8 @@
 mod args;
 mod bench;
 mod build_cost;
+mod chaos;
+mod chaos_scale;
 mod ci;
 mod fuzz;
 mod labs;
@@ -45,6 +48,7 @@ Commands:
   models        Regenerate crates/ai/data/models.json from pi-ai's model list (needs Node)
   readme        Write README.md's provider and crate tables and counts from the code (--check)
   tasks         Run the coding tasks of tasks/ through oxpi -p (and pi -p with --pi) on the embedded model
+  chaos         Durable runs on Restate under kill -9 of their service processes; a report
   ci            Every check: fmt, clippy, tests, docs, local model, labs (what CI runs)
   help          Show this help
 
@@ -61,6 +65,10 @@ enum Command {
     Labs(labs::Options),
     /// `ci`.
     Ci(ci::Options),
+    /// `chaos`.
+    Chaos(chaos::Options),
+    /// One service process of `chaos`.
+    ChaosService,
     /// `fuzz`.
     Fuzz(fuzz::Options),
     /// `bench`.
@@ -91,6 +99,9 @@ fn parse(args: Vec<String>) -> Result<Command, String> {
         "local-model" => local_model::Options::parse(rest).map(Command::LocalModel),
         "labs" => labs::Options::parse(rest).map(Command::Labs),
         "ci" => ci::Options::parse(rest).map(Command::Ci),
+        "chaos" => chaos::Options::parse(rest).map(Command::Chaos),
+        // A service process of `chaos` (not for people: configured by its environment).
+        "chaos-service" => Ok(Command::ChaosService),
         "fuzz" => fuzz::Options::parse(rest).map(Command::Fuzz),
         "bench" => bench::Options::parse(rest).map(Command::Bench),
         "pi-replay" => pi_replay::Options::parse(rest).map(Command::PiReplay),
@@ -139,6 +150,10 @@ fn main() -> ExitCode {
         Command::LocalModel(options) => runtime.block_on(local_model::run(options)),
         Command::Labs(options) => runtime.block_on(labs::run(&workspace_root(), options)),
         Command::Ci(options) => runtime.block_on(ci::run(&workspace_root(), options)),
+        Command::Chaos(options) => runtime.block_on(chaos::run(&workspace_root(), options)),
+        Command::ChaosService => runtime
+            .block_on(oxpi_durable::scripted::serve_from_env())
+            .map(|()| true),
         Command::Fuzz(options) => fuzz::run(&workspace_root(), options),
         Command::Bench(options) => bench::run(&workspace_root(), options),
         Command::PiReplay(options) => pi_replay::run(&workspace_root(), options),

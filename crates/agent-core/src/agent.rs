@@ -359,6 +359,7 @@ impl Agent {
             .with_cancel(cancel)
             .with_before_tool_call(self.inner.before_tool_call.clone())
             .with_after_tool_call(self.inner.after_tool_call.clone())
+            .with_execute_tool(self.inner.execute_tool.clone())
     }
 
     /// True when a steering or follow-up message is waiting.

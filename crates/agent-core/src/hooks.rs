@@ -10,7 +10,7 @@ use oxpi_ai::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::AgentToolResult;
+use crate::tool::{AgentToolResult, ToolCallFailure, ToolInvocation};
 use crate::turn_hooks::AgentContext;
 
 /// Starts one model request. The default uses oxpi-ai's built-in providers; tests and
@@ -59,6 +59,19 @@ pub type ConvertToLlmFn = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
 /// waiting for a person's approval should still watch [`BeforeToolCall::cancel`]).
 pub type BeforeToolCallFn =
     Arc<dyn Fn(BeforeToolCall) -> BoxFuture<'static, ToolCallDecision> + Send + Sync>;
+
+/// Runs each allowed tool call in place of the plain call of its tool: an "around" seam for a
+/// runtime that records or replays calls (oxpi-durable journals each call keyed by its id and
+/// returns the recorded result on replay instead of running the tool again). It gets the call
+/// as a [`ToolInvocation`] and returns its result, usually by calling
+/// [`ToolInvocation::run`] at most once. Everything around it stays the agent's:
+/// `before_tool_call`, `after_tool_call`, events, timing, abort (raced against it as against a
+/// tool).
+pub type ExecuteToolFn = Arc<
+    dyn Fn(ToolInvocation) -> BoxFuture<'static, Result<AgentToolResult, ToolCallFailure>>
+        + Send
+        + Sync,
+>;
 
 /// What a [`BeforeToolCallFn`] sees (pi's `BeforeToolCallContext`).
 #[derive(Debug, Clone)]

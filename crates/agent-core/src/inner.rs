@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::hooks::{
-    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn,
-    TransformContextFn,
+    AfterToolCallFn, BeforeToolCallFn, ConvertToLlmFn, ExecuteToolFn, GetApiKeyFn, QueueMode,
+    StreamFn, TransformContextFn,
 };
 use crate::options::AgentOptions;
 use crate::retry::RetryPolicy;
@@ -64,6 +64,7 @@ pub(crate) struct Inner {
     pub(crate) convert_to_llm: Option<ConvertToLlmFn>,
     pub(crate) before_tool_call: Option<BeforeToolCallFn>,
     pub(crate) after_tool_call: Option<AfterToolCallFn>,
+    pub(crate) execute_tool: Option<ExecuteToolFn>,
     pub(crate) get_api_key: Option<GetApiKeyFn>,
     pub(crate) finish_turn: Option<FinishTurnFn>,
     /// The retry policy; changeable between and during runs ([`crate::Agent::set_retry_policy`]).
@@ -123,6 +124,7 @@ impl Inner {
             convert_to_llm: options.convert_to_llm,
             before_tool_call: options.before_tool_call,
             after_tool_call: options.after_tool_call,
+            execute_tool: options.execute_tool,
             get_api_key: options.get_api_key,
             finish_turn: options.finish_turn,
             retry: Mutex::new(options.retry),

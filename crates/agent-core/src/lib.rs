@@ -68,14 +68,14 @@ pub use event::AgentEvent;
 pub use extract::{extract, EXTRACT_TOOL};
 pub use hooks::{
     AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,
-    ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, ToolOutcome,
+    ConvertToLlmFn, ExecuteToolFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, ToolOutcome,
     TransformContextFn,
 };
 pub use options::{AgentOptions, DEFAULT_MAX_TURNS};
 pub use retry::{is_retryable_assistant_error, RetryPolicy, DEFAULT_MAX_RETRY_DELAY};
 pub use tool::{
     AgentTool, AgentToolHandle, AgentToolResult, DynamicAgentTool, Replay, ToolCallFailure,
-    ToolError, ToolExecution, ToolUpdateFn,
+    ToolError, ToolExecution, ToolInvocation, ToolUpdateFn,
 };
 pub use tool_run::{run_tool_call, RunToolCallOptions, BLOCKED_TEXT};
 pub use turn_hooks::{

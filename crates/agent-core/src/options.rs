@@ -11,7 +11,8 @@ use oxpi_ai::{
 
 use crate::hooks::{
     AfterToolCall, AfterToolCallFn, AfterToolCallResult, BeforeToolCall, BeforeToolCallFn,
-    ConvertToLlmFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision, TransformContextFn,
+    ConvertToLlmFn, ExecuteToolFn, GetApiKeyFn, QueueMode, StreamFn, ToolCallDecision,
+    TransformContextFn,
 };
 use crate::retry::RetryPolicy;
 use crate::tool::{AgentToolHandle, ToolExecution};
@@ -80,6 +81,8 @@ pub struct AgentOptions {
     pub before_tool_call: Option<BeforeToolCallFn>,
     /// See [`AfterToolCallFn`].
     pub after_tool_call: Option<AfterToolCallFn>,
+    /// See [`ExecuteToolFn`]; `None` runs each tool directly.
+    pub execute_tool: Option<ExecuteToolFn>,
     /// Sent with every request as [`StreamOptions::session_id`] (prompt caching, routing).
     pub session_id: Option<String>,
     /// See [`GetApiKeyFn`].
@@ -129,6 +132,7 @@ impl AgentOptions {
             convert_to_llm: None,
             before_tool_call: None,
             after_tool_call: None,
+            execute_tool: None,
             session_id: None,
             get_api_key: None,
             finish_turn: None,
@@ -213,6 +217,34 @@ impl AgentOptions {
         Fut: std::future::Future<Output = Option<AfterToolCallResult>> + Send + 'static,
     {
         self.after_tool_call = Some(Arc::new(move |call| after(call).boxed()));
+        self
+    }
+
+    /// Runs each allowed tool call through `execute` (see [`ExecuteToolFn`]).
+    ///
+    /// ```
+    /// use oxpi_agent_core::AgentOptions;
+    /// use futures::FutureExt;
+    /// let model = oxpi_ai::Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+    /// // Log each call, then run it as usual.
+    /// let options = AgentOptions::new(model).with_execute_tool(|call| {
+    ///     eprintln!("running {} ({})", call.tool.name(), call.tool_call_id);
+    ///     call.run().boxed()
+    /// });
+    /// assert!(options.execute_tool.is_some());
+    /// ```
+    pub fn with_execute_tool<F>(mut self, execute: F) -> Self
+    where
+        F: Fn(
+                crate::tool::ToolInvocation,
+            ) -> futures::future::BoxFuture<
+                'static,
+                Result<crate::tool::AgentToolResult, crate::tool::ToolCallFailure>,
+            > + Send
+            + Sync
+            + 'static,
+    {
+        self.execute_tool = Some(Arc::new(execute));
         self
     }
 

@@ -517,6 +517,42 @@ impl AgentToolHandle {
     }
 }
 
+/// An allowed tool call handed to an [`ExecuteToolFn`](crate::ExecuteToolFn): the tool, the call
+/// and its validated arguments. [`run`](Self::run) runs the tool as the agent would have.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ToolInvocation {
+    /// The tool called.
+    pub tool: AgentToolHandle,
+    /// The call's id (the model's).
+    pub tool_call_id: String,
+    /// The arguments, prepared and validated.
+    pub args: Map<String, Value>,
+    /// Fires when the run is aborted.
+    pub cancel: CancellationToken,
+    /// Receives partial results.
+    pub on_update: ToolUpdateFn,
+}
+
+impl std::fmt::Debug for ToolInvocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolInvocation")
+            .field("tool", &self.tool.name())
+            .field("tool_call_id", &self.tool_call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolInvocation {
+    /// Runs the tool on the validated arguments (what the agent does without an
+    /// [`ExecuteToolFn`](crate::ExecuteToolFn)).
+    pub async fn run(self) -> Result<AgentToolResult, ToolCallFailure> {
+        self.tool
+            .execute_validated(&self.tool_call_id, self.args, self.cancel, self.on_update)
+            .await
+    }
+}
+
 /// How a batch of tool calls runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolExecution {

@@ -39,6 +39,7 @@ pub(crate) async fn execute_tool_calls(
         context: &context,
         before: inner.before_tool_call.as_ref(),
         after: inner.after_tool_call.as_ref(),
+        execute_tool: inner.execute_tool.as_ref(),
         cancel,
     };
     // As pi: one sequential tool in the batch makes the whole batch sequential.

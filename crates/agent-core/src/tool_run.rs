@@ -13,10 +13,12 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{
-    guarded, AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ToolCallDecision,
-    ToolOutcome,
+    guarded, AfterToolCall, AfterToolCallFn, BeforeToolCall, BeforeToolCallFn, ExecuteToolFn,
+    ToolCallDecision, ToolOutcome,
 };
-use crate::tool::{AgentToolHandle, AgentToolResult, ToolCallFailure, ToolUpdateFn};
+use crate::tool::{
+    AgentToolHandle, AgentToolResult, ToolCallFailure, ToolInvocation, ToolUpdateFn,
+};
 use crate::turn_hooks::AgentContext;
 
 /// The text of a call refused because the run was aborted before it started.
@@ -34,6 +36,7 @@ pub(crate) struct CallSite<'a> {
     pub(crate) context: &'a AgentContext,
     pub(crate) before: Option<&'a BeforeToolCallFn>,
     pub(crate) after: Option<&'a AfterToolCallFn>,
+    pub(crate) execute_tool: Option<&'a ExecuteToolFn>,
     pub(crate) cancel: &'a CancellationToken,
 }
 
@@ -107,13 +110,19 @@ pub(crate) async fn execute(
     on_update: ToolUpdateFn,
 ) -> ToolOutcome {
     let cancel = site.cancel;
-    let execution = AssertUnwindSafe(handle.execute_validated(
-        &call.id,
-        arguments.clone(),
-        cancel.child_token(),
-        on_update,
-    ))
-    .catch_unwind();
+    let execution = match site.execute_tool {
+        Some(execute_tool) => execute_tool(ToolInvocation {
+            tool: handle.clone(),
+            tool_call_id: call.id.clone(),
+            args: arguments.clone(),
+            cancel: cancel.child_token(),
+            on_update,
+        }),
+        None => handle
+            .execute_validated(&call.id, arguments.clone(), cancel.child_token(), on_update)
+            .boxed(),
+    };
+    let execution = AssertUnwindSafe(execution).catch_unwind();
     let started = tokio::time::Instant::now();
     // Cancellation wins over a result that is ready at the same moment, so an aborted run
     // always reports the abort.
@@ -192,6 +201,8 @@ pub struct RunToolCallOptions {
     pub before_tool_call: Option<BeforeToolCallFn>,
     /// Reviews the result.
     pub after_tool_call: Option<AfterToolCallFn>,
+    /// Runs the tool in place of a direct call (see [`ExecuteToolFn`]).
+    pub execute_tool: Option<ExecuteToolFn>,
 }
 
 impl std::fmt::Debug for RunToolCallOptions {
@@ -215,6 +226,7 @@ impl RunToolCallOptions {
             on_update: None,
             before_tool_call: None,
             after_tool_call: None,
+            execute_tool: None,
         }
     }
 
@@ -250,6 +262,12 @@ impl RunToolCallOptions {
         self.after_tool_call = after;
         self
     }
+
+    /// Sets the seam that runs the tool (see [`ExecuteToolFn`]).
+    pub fn with_execute_tool(mut self, execute_tool: Option<ExecuteToolFn>) -> Self {
+        self.execute_tool = execute_tool;
+        self
+    }
 }
 
 /// Runs one tool call through the same steps as a call of the model (pi's `runToolCall`):
@@ -276,6 +294,7 @@ pub async fn run_tool_call(call: &ToolCall, options: RunToolCallOptions) -> Tool
         context: &options.context,
         before: options.before_tool_call.as_ref(),
         after: options.after_tool_call.as_ref(),
+        execute_tool: options.execute_tool.as_ref(),
         cancel: &options.cancel,
     };
     match prepare(&site, call).await {

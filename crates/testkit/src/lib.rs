@@ -18,6 +18,7 @@ pub mod oauth_backend;
 pub mod oauth_issuer;
 pub mod pi;
 pub mod wire;
+pub mod scripted_runs;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

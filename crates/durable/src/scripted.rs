@@ -1,0 +1,154 @@
+//! A durable agent service with side-effecting tools, for the crate's tests and `cargo xtask
+//! chaos` (the `oxpi-durable-scripted` binary, and xtask's own `chaos-service`): [`serve_from_env`] serves `OxpiAgent` on `127.0.0.1:$OXPI_DURABLE_PORT` against the OpenAI-compatible
+//! model at `$OXPI_DURABLE_MODEL_URL`.
+//!
+//! Tools: `record` (not safe to repeat) and `record_safe` (safe to repeat) each append one line
+//! `<run>\t<line>` to `$OXPI_DURABLE_EFFECTS` (the countable side effect; the line names the run
+//! and turn, so each call's is distinct), then, if the line is one of the comma-separated
+//! `$OXPI_DURABLE_HANG_ON`, never return (a test kills the process while the call hangs there),
+//! else wait `$OXPI_DURABLE_TOOL_DELAY_MS` (default 0) before returning. Each journaled step is logged to
+//! `$OXPI_DURABLE_EVENTS` (if set) as `model\t<run>\t<turn>\t<replayed>` or
+//! `tool\t<run>\t<call id>\t<replayed>\t<outcome unknown>`. Calls of the tools named in the
+//! comma-separated `$OXPI_DURABLE_APPROVE` wait for approval.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::{DurableAgent, StepEvent};
+use oxpi_agent_core::oxpi_ai::Model;
+use oxpi_agent_core::prelude::*;
+use oxpi_agent_core::Replay;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "oxpi_agent_core::serde")]
+#[schemars(crate = "oxpi_agent_core::schemars")]
+struct Line {
+    /// The line to record.
+    line: String,
+}
+
+fn append(path: &PathBuf, text: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_data()
+}
+
+fn record_tool(
+    name: &str,
+    run: String,
+    effects: PathBuf,
+    hang_on: Vec<String>,
+    delay: Duration,
+) -> Result<AgentToolHandle, String> {
+    AgentToolHandle::from_fn(name, "Record a line", move |args: Line| {
+        let (run, effects) = (run.clone(), effects.clone());
+        let hang = hang_on.contains(&args.line);
+        async move {
+            append(&effects, &format!("{run}\t{}\n", args.line))
+                .map_err(|e| ToolError::new(format!("could not record: {e}")))?;
+            if hang {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(delay).await;
+            Ok::<_, ToolError>(format!("recorded: {}", args.line))
+        }
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The scripted agent's options for run `run` (its tools append to `effects`), as the service
+/// builds them: the same agent in process, for comparisons (`cargo xtask chaos --scale`).
+pub fn agent_options(run: &str, model: Model, effects: &std::path::Path) -> AgentOptions {
+    options_with(run, model, effects, Vec::new(), Duration::ZERO)
+}
+
+fn options_with(
+    run: &str,
+    model: Model,
+    effects: &std::path::Path,
+    hang_on: Vec<String>,
+    delay: Duration,
+) -> AgentOptions {
+    let effects = effects.to_path_buf();
+    let record = record_tool(
+        "record",
+        run.to_string(),
+        effects.clone(),
+        hang_on.clone(),
+        delay,
+    )
+    .map(|t| t.with_replay(Replay::Never));
+    let safe = record_tool("record_safe", run.to_string(), effects, hang_on, delay)
+        .map(|t| t.with_replay(Replay::Safe));
+    AgentOptions::new(model).with_tools(record.into_iter().chain(safe))
+}
+
+fn env(name: &str) -> Result<String, String> {
+    std::env::var(name).map_err(|_| format!("{name} is not set"))
+}
+
+/// Serves the scripted agent as the environment says (see the module's documentation); returns
+/// only on a configuration error.
+pub async fn serve_from_env() -> Result<(), String> {
+    let port: u16 = env("OXPI_DURABLE_PORT")?
+        .parse()
+        .map_err(|e| format!("OXPI_DURABLE_PORT: {e}"))?;
+    let model = Model::openai_compatible(env("OXPI_DURABLE_MODEL_URL")?, "scripted");
+    let effects = PathBuf::from(env("OXPI_DURABLE_EFFECTS")?);
+    let hang_on: Vec<String> = std::env::var("OXPI_DURABLE_HANG_ON")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let delay = Duration::from_millis(
+        std::env::var("OXPI_DURABLE_TOOL_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    );
+    let events = std::env::var_os("OXPI_DURABLE_EVENTS").map(PathBuf::from);
+    // Check the tools once before serving, so a broken schema fails at start.
+    record_tool("record", String::new(), effects.clone(), Vec::new(), delay)?;
+    let agent = DurableAgent::new(move |run| {
+        options_with(run, model.clone(), &effects, hang_on.clone(), delay)
+    });
+    let approve: Vec<String> = std::env::var("OXPI_DURABLE_APPROVE")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let agent = if approve.is_empty() {
+        agent
+    } else {
+        agent.with_approval(move |call| approve.contains(&call.name))
+    };
+    let agent = match events {
+        Some(path) => agent.with_observer(move |event| {
+            let line = match event {
+                StepEvent::ModelTurn {
+                    run,
+                    turn,
+                    replayed,
+                } => format!("model\t{run}\t{turn}\t{replayed}\n"),
+                StepEvent::ToolCall {
+                    run,
+                    call_id,
+                    replayed,
+                    outcome_unknown,
+                } => format!("tool\t{run}\t{call_id}\t{replayed}\t{outcome_unknown}\n"),
+            };
+            let _ = append(&path, &line);
+        }),
+        None => agent,
+    };
+    agent
+        .serve(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+        .await;
+    Ok(())
+}
