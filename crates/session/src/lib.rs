@@ -57,13 +57,16 @@ mod entry;
 mod error;
 mod file;
 mod file_ops;
+mod head;
 mod ids;
 mod list;
 mod llm;
 mod manager;
+mod message;
 mod migrate;
 mod recovery;
 mod summary;
+mod text;
 mod time;
 mod tree;
 
@@ -87,6 +90,7 @@ pub use list::{
 };
 pub use llm::{to_llm_messages, ConvertError};
 pub use manager::{NewSessionOptions, SessionManager};
+pub use message::ContextMessage;
 pub use summary::{
     compact_with, serialize_conversation, CompactionSummary, ModelSummarizer, SummarizeError,
     Summarizer, SUMMARY_SYSTEM_PROMPT,
