@@ -6,6 +6,7 @@
 //!                   [--partial-every BYTES] [--warmup N]
 //! oxpi-bench agent-loop [--turns 500]
 //! oxpi-bench read --file PATH
+//! oxpi-bench session-load --file PATH
 //! oxpi-bench grep|find --root DIR --args JSON
 //! oxpi-bench tree --root DIR [--files N] [--bytes N]
 //! oxpi-bench rpc [--round-trips 1000] -- PROGRAM ARGS…
@@ -41,7 +42,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const USAGE: &str =
-    "usage: oxpi-bench serve|stream|agent-loop|read|grep|find|tree|rpc|rpc-echo [options] (see the source)";
+    "usage: oxpi-bench serve|stream|agent-loop|read|session-load|grep|find|tree|rpc|rpc-echo [options] (see the source)";
 
 fn main() -> ExitCode {
     let mut argv = std::env::args().skip(1);
@@ -66,6 +67,12 @@ fn main() -> ExitCode {
                 eprintln!("oxpi-bench tree: {e}");
                 ExitCode::FAILURE
             }
+        };
+    }
+    if command == "session-load" {
+        return match session_load(&args) {
+            Ok(report) => report.print(),
+            Err(e) => Report::failed(e).print(),
         };
     }
     if command == "serve" {
@@ -410,6 +417,38 @@ async fn read(args: &Args) -> Result<Report, String> {
     Ok(Report::ok(figures)
         .with("bytes_read", text.bytes_read)
         .with("lines", text.lines)
+        .with("file_bytes", file_bytes))
+}
+
+/// `session-load --file PATH`: opens a session file read-only and builds its context (issue
+/// 46.14), as `bench/node/session_load.mjs load` does with pi's `SessionManager`; the CPU time of
+/// each step, and the peak RSS of the process once the context is built. No async runtime is
+/// started, so none of its threads or buffers count.
+fn session_load(args: &Args) -> Result<Report, String> {
+    let file = std::path::Path::new(args.need("--file")?);
+    let file_bytes = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
+    let span = Span::start();
+    let (t0, c0) = (Instant::now(), oxpi_bench::measure::usage().cpu_us);
+    let session = oxpi_session::SessionManager::open_read_only(file).map_err(|e| e.to_string())?;
+    let (t1, c1) = (Instant::now(), oxpi_bench::measure::usage().cpu_us);
+    let context = session.build_session_context();
+    let (t2, c2) = (Instant::now(), oxpi_bench::measure::usage().cpu_us);
+    let figures = span.finish();
+    let entries = session.entries().count();
+    if context.messages.len() != entries {
+        return Ok(Report::failed(format!(
+            "{} messages in the context of {entries} entries",
+            context.messages.len()
+        )));
+    }
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    Ok(Report::ok(figures)
+        .with("open_ms", ms(t0, t1))
+        .with("context_ms", ms(t1, t2))
+        .with("open_cpu_ms", c1.saturating_sub(c0) as f64 / 1000.0)
+        .with("context_cpu_ms", c2.saturating_sub(c1) as f64 / 1000.0)
+        .with("entries", entries)
+        .with("messages", context.messages.len())
         .with("file_bytes", file_bytes))
 }
 
