@@ -161,6 +161,26 @@ impl Entry {
         }
     }
 
+    /// This entry with its object replaced by its line, as an entry read from a file keeps it
+    /// (so a context shares its message rather than copying it); unchanged when the object
+    /// cannot be written or read back that way.
+    pub(crate) fn into_shared(self) -> Self {
+        if self.read.is_some() {
+            return self;
+        }
+        let Ok(mut line) = serde_json::to_vec(&self.raw) else {
+            return self;
+        };
+        let head = std::str::from_utf8(&line).ok().and_then(crate::head::read);
+        match head {
+            Some(head) => {
+                line.shrink_to_fit();
+                Self::from_text(Text::owned(line), head, None)
+            }
+            None => self,
+        }
+    }
+
     /// The entry's line, with its newline: the bytes it was read from when it is unchanged.
     pub(crate) fn to_line(&self) -> crate::error::Result<Vec<u8>> {
         let line = match (&self.read, &self.line) {

@@ -160,6 +160,19 @@ fn a_context_shares_each_message_with_its_entry() {
     // As serialized for RPC, the messages are the JSON they were read as.
     let serialized = serde_json::to_value(&first.messages).expect("json");
     assert_eq!(serialized[2]["content"], json!("three"));
+
+    // An entry appended in this process is kept as its line too, and shared likewise.
+    let mut s = SessionManager::in_memory(&d.cwd);
+    let id = s
+        .append_message_json(json!({"role": "user", "content": "four", "timestamp": 4}))
+        .expect("append");
+    let own = s.entry(&id).and_then(|e| e.message_text()).expect("text");
+    let context = s.build_session_context();
+    assert_eq!(
+        context.messages[0].json_text().map(str::as_ptr),
+        Some(own.as_ptr())
+    );
+    assert_eq!(context.messages[0]["content"], json!("four"));
 }
 
 fn agent(faux: &FauxProvider) -> Agent {
