@@ -300,9 +300,11 @@ struct Env {
     read_file: Option<PathBuf>,
     /// The tree the search rows run on.
     tree: Option<search::Tree>,
-    /// The session file pi wrote for the session-load row, and the Node 22 that runs pi; or why
-    /// not.
-    session: Result<(PathBuf, env::Node), String>,
+    /// The session file of the session-load row (pi writes it, or oxpi without pi), or why
+    /// there is none.
+    session: Result<PathBuf, String>,
+    /// The Node 22 that runs pi for the session-load row, or why pi is not measured.
+    pi_session: Result<env::Node, String>,
     binaries: search::Binaries,
 }
 
@@ -377,23 +379,34 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         None => (None, search::Binaries::default()),
     };
 
-    let session = match plan.workloads.iter().find_map(|w| match w {
+    let (session, pi_session) = match plan.workloads.iter().find_map(|w| match w {
         Workload::SessionLoad { entries } => Some(*entries),
         _ => None,
     }) {
-        Some(_) if options.no_node => Err("not measured (--no-node)".to_string()),
         Some(entries) => {
-            let written = env::Node::prepare_pi_session().and_then(|node| {
-                let file = session_file(root, &target.join("oxpi-bench"), &node, entries)?;
-                Ok((file, node))
-            });
-            if let Err(why) = &written {
+            let pi = if options.no_node {
+                Err("not measured (--no-node)".to_string())
+            } else {
+                env::Node::prepare_pi_session()
+            };
+            let writer = match &pi {
+                Ok(node) => SessionWriter::Pi(node),
+                Err(why) => {
+                    let why =
+                        format!("pi session loading: {why}; the session file is written by oxpi");
+                    println!("note: {why}");
+                    notes.push(why);
+                    SessionWriter::Oxpi(&bin)
+                }
+            };
+            let file = session_file(root, &target.join("oxpi-bench"), writer, entries);
+            if let Err(why) = &file {
                 println!("note: {why}");
                 notes.push(why.clone());
             }
-            written
+            (file, pi)
         }
-        None => Err("not planned".to_string()),
+        None => (Err("not planned".into()), Err("not planned".into())),
     };
 
     let prerender: Vec<String> = plan
@@ -419,6 +432,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         tree,
         binaries,
         session,
+        pi_session,
     };
     let cells = measure(&plan, &env);
     server.stop();
@@ -733,7 +747,7 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
         }
         (Workload::SessionLoad { .. }, Subject::Oxpi) => {
             let file = match &env.session {
-                Ok((file, _)) => file,
+                Ok(file) => file,
                 Err(why) => return Outcome::Skipped(format!("no session file: {why}")),
             };
             let mut c = Command::new(&env.bench_bin);
@@ -741,9 +755,9 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
             c
         }
         (Workload::SessionLoad { .. }, Subject::PiSessionTs) => {
-            let (file, node) = match &env.session {
-                Ok(session) => session,
-                Err(why) => return Outcome::Skipped(why.clone()),
+            let (file, node) = match (&env.session, &env.pi_session) {
+                (Ok(file), Ok(node)) => (file, node),
+                (_, Err(why)) | (Err(why), _) => return Outcome::Skipped(why.clone()),
             };
             let mut c = Command::new(&node.node);
             c.arg(&env.session_script)
@@ -797,15 +811,28 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// The session file of `entries` entries pi-coding-agent's own `SessionManager` writes
-/// (`bench/node/session_load.mjs write`), written once into `dir` and reused.
+/// Who writes the session-load row's file.
+enum SessionWriter<'a> {
+    /// pi-coding-agent's own `SessionManager` (`bench/node/session_load.mjs write`).
+    Pi(&'a env::Node),
+    /// oxpi's (`oxpi-bench session-write`, the same turns), when pi cannot run; the release
+    /// directory holding `oxpi-bench`.
+    Oxpi(&'a Path),
+}
+
+/// The session file of `entries` entries, written once into `dir` and reused (a folder for
+/// each writer).
 fn session_file(
     root: &Path,
     dir: &Path,
-    node: &env::Node,
+    writer: SessionWriter<'_>,
     entries: usize,
 ) -> Result<PathBuf, String> {
-    let folder = dir.join(format!("session-{entries}"));
+    let by = match writer {
+        SessionWriter::Pi(_) => "pi",
+        SessionWriter::Oxpi(_) => "oxpi",
+    };
+    let folder = dir.join(format!("session-{entries}-{by}"));
     let existing = |folder: &Path| {
         std::fs::read_dir(folder).ok().and_then(|list| {
             list.filter_map(|e| e.ok().map(|e| e.path()))
@@ -818,23 +845,37 @@ fn session_file(
     std::fs::create_dir_all(&folder)
         .map_err(|e| format!("could not create {}: {e}", folder.display()))?;
     println!(
-        "==> pi writes a {entries}-entry session into {} (once)",
+        "==> {by} writes a {entries}-entry session into {} (once)",
         folder.display()
     );
-    let output = Command::new(&node.node)
-        .arg(root.join("bench").join("node").join("session_load.mjs"))
-        .arg(&node.install_dir)
-        .arg("write")
-        .arg(&folder)
-        .arg(entries.to_string())
+    let mut command = match writer {
+        SessionWriter::Pi(node) => {
+            let mut c = Command::new(&node.node);
+            c.arg(root.join("bench").join("node").join("session_load.mjs"))
+                .arg(&node.install_dir)
+                .arg("write")
+                .arg(&folder)
+                .arg(entries.to_string());
+            c
+        }
+        SessionWriter::Oxpi(bin) => {
+            let mut c = Command::new(bin.join("oxpi-bench"));
+            c.arg("session-write")
+                .arg("--dir")
+                .arg(&folder)
+                .args(["--entries", &entries.to_string()]);
+            c
+        }
+    };
+    let output = command
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("could not run {}: {e}", node.node.display()))?;
+        .map_err(|e| format!("could not run the {by} session writer: {e}"))?;
     existing(&folder)
         .filter(|_| output.status.success())
         .ok_or_else(|| {
             format!(
-                "pi did not write the session ({}): {}",
+                "{by} did not write the session ({}): {}",
                 output.status,
                 String::from_utf8_lossy(&output.stderr).trim()
             )
