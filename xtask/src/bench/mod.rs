@@ -11,6 +11,7 @@
 pub(crate) mod env;
 mod report;
 mod search;
+mod session;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -390,16 +391,16 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
                 env::Node::prepare_pi_session()
             };
             let writer = match &pi {
-                Ok(node) => SessionWriter::Pi(node),
+                Ok(node) => session::Writer::Pi(node),
                 Err(why) => {
                     let why =
                         format!("pi session loading: {why}; the session file is written by oxpi");
                     println!("note: {why}");
                     notes.push(why);
-                    SessionWriter::Oxpi(&bin)
+                    session::Writer::Oxpi(&bin)
                 }
             };
-            let file = session_file(root, &target.join("oxpi-bench"), writer, entries);
+            let file = session::file(root, &target.join("oxpi-bench"), writer, entries);
             if let Err(why) = &file {
                 println!("note: {why}");
                 notes.push(why.clone());
@@ -809,77 +810,6 @@ fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
-}
-
-/// Who writes the session-load row's file.
-enum SessionWriter<'a> {
-    /// pi-coding-agent's own `SessionManager` (`bench/node/session_load.mjs write`).
-    Pi(&'a env::Node),
-    /// oxpi's (`oxpi-bench session-write`, the same turns), when pi cannot run; the release
-    /// directory holding `oxpi-bench`.
-    Oxpi(&'a Path),
-}
-
-/// The session file of `entries` entries, written once into `dir` and reused (a folder for
-/// each writer).
-fn session_file(
-    root: &Path,
-    dir: &Path,
-    writer: SessionWriter<'_>,
-    entries: usize,
-) -> Result<PathBuf, String> {
-    let by = match writer {
-        SessionWriter::Pi(_) => "pi",
-        SessionWriter::Oxpi(_) => "oxpi",
-    };
-    let folder = dir.join(format!("session-{entries}-{by}"));
-    let existing = |folder: &Path| {
-        std::fs::read_dir(folder).ok().and_then(|list| {
-            list.filter_map(|e| e.ok().map(|e| e.path()))
-                .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        })
-    };
-    if let Some(file) = existing(&folder) {
-        return Ok(file);
-    }
-    std::fs::create_dir_all(&folder)
-        .map_err(|e| format!("could not create {}: {e}", folder.display()))?;
-    println!(
-        "==> {by} writes a {entries}-entry session into {} (once)",
-        folder.display()
-    );
-    let mut command = match writer {
-        SessionWriter::Pi(node) => {
-            let mut c = Command::new(&node.node);
-            c.arg(root.join("bench").join("node").join("session_load.mjs"))
-                .arg(&node.install_dir)
-                .arg("write")
-                .arg(&folder)
-                .arg(entries.to_string());
-            c
-        }
-        SessionWriter::Oxpi(bin) => {
-            let mut c = Command::new(bin.join("oxpi-bench"));
-            c.arg("session-write")
-                .arg("--dir")
-                .arg(&folder)
-                .args(["--entries", &entries.to_string()]);
-            c
-        }
-    };
-    let output = command
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("could not run the {by} session writer: {e}"))?;
-    existing(&folder)
-        .filter(|_| output.status.success())
-        .ok_or_else(|| {
-            format!(
-                "{by} did not write the session ({}): {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            )
-        })
 }
 
 /// The stream server child process; it exits when its stdin closes.
