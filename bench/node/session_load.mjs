@@ -1,6 +1,6 @@
 // The pi half of the session-load side-by-side (issue 46.14): pi-coding-agent 1.6's own
 // SessionManager writes a long session, then opens it and builds its context, timed, with the
-// process's peak resident memory.
+// process's peak resident memory, and the CPU time (user + system) of each step.
 //
 //   node session_load.mjs <install-dir> write <session-dir> <entries>   -> {"file", "bytes"}
 //   node session_load.mjs <install-dir> load <file>                     -> {"open_ms", ...}
@@ -54,14 +54,32 @@ if (command === "write") {
   console.log(JSON.stringify({ file, bytes: statSync(file).size }));
 } else if (command === "load") {
   const [file] = rest;
+  const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
   const t0 = performance.now();
+  const c0 = cpu();
   const session = SessionManager.open(file);
   const t1 = performance.now();
+  const c1 = cpu();
   const context = session.buildSessionContext();
   const t2 = performance.now();
+  const c2 = cpu();
+  const file_bytes = (await import("node:fs")).statSync(file).size;
+  const peak_rss_kib = process.resourceUsage().maxRSS;
+  // `cargo xtask bench` reads the shape oxpi-bench prints; the flat fields are for people.
   console.log(JSON.stringify({
+    status: "ok",
+    peak_rss_kib,
+    rss_before_kib: 0,
+    extra: {
+      open_ms: t1 - t0, context_ms: t2 - t1, open_cpu_ms: c1 - c0, context_cpu_ms: c2 - c1,
+      entries: session.getEntries().length, messages: context.messages.length, file_bytes,
+    },
     open_ms: t1 - t0,
     context_ms: t2 - t1,
+    open_cpu_ms: c1 - c0,
+    context_cpu_ms: c2 - c1,
+    wall_ms: t2 - t0,
+    cpu_ms: c2 - c0,
     entries: session.getEntries().length,
     messages: context.messages.length,
     peak_rss_mib: process.resourceUsage().maxRSS / 1024,

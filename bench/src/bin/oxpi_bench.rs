@@ -6,6 +6,8 @@
 //!                   [--partial-every BYTES] [--warmup N]
 //! oxpi-bench agent-loop [--turns 500]
 //! oxpi-bench read --file PATH
+//! oxpi-bench session-load --file PATH
+//! oxpi-bench session-write --dir DIR --entries N
 //! oxpi-bench grep|find --root DIR --args JSON
 //! oxpi-bench tree --root DIR [--files N] [--bytes N]
 //! oxpi-bench rpc [--round-trips 1000] -- PROGRAM ARGS…
@@ -41,7 +43,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const USAGE: &str =
-    "usage: oxpi-bench serve|stream|agent-loop|read|grep|find|tree|rpc|rpc-echo [options] (see the source)";
+    "usage: oxpi-bench serve|stream|agent-loop|read|session-load|grep|find|tree|rpc|rpc-echo [options] (see the source)";
 
 fn main() -> ExitCode {
     let mut argv = std::env::args().skip(1);
@@ -66,6 +68,21 @@ fn main() -> ExitCode {
                 eprintln!("oxpi-bench tree: {e}");
                 ExitCode::FAILURE
             }
+        };
+    }
+    if command == "session-write" {
+        return match session_write(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("oxpi-bench session-write: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if command == "session-load" {
+        return match session_load(&args) {
+            Ok(report) => report.print(),
+            Err(e) => Report::failed(e).print(),
         };
     }
     if command == "serve" {
@@ -411,6 +428,84 @@ async fn read(args: &Args) -> Result<Report, String> {
         .with("bytes_read", text.bytes_read)
         .with("lines", text.lines)
         .with("file_bytes", file_bytes))
+}
+
+/// `session-load --file PATH`: opens a session file read-only and builds its context (issue
+/// 46.14), as `bench/node/session_load.mjs load` does with pi's `SessionManager`; the CPU time of
+/// each step, and the peak RSS of the process once the context is built. No async runtime is
+/// started, so none of its threads or buffers count.
+fn session_load(args: &Args) -> Result<Report, String> {
+    let file = std::path::Path::new(args.need("--file")?);
+    let file_bytes = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
+    let span = Span::start();
+    let (t0, c0) = (Instant::now(), oxpi_bench::measure::usage().cpu_us);
+    let session = oxpi_session::SessionManager::open_read_only(file).map_err(|e| e.to_string())?;
+    let (t1, c1) = (Instant::now(), oxpi_bench::measure::usage().cpu_us);
+    let context = session.build_session_context();
+    let (t2, c2) = (Instant::now(), oxpi_bench::measure::usage().cpu_us);
+    let figures = span.finish();
+    let entries = session.entries().count();
+    if context.messages.len() != entries {
+        return Ok(Report::failed(format!(
+            "{} messages in the context of {entries} entries",
+            context.messages.len()
+        )));
+    }
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1000.0;
+    Ok(Report::ok(figures)
+        .with("open_ms", ms(t0, t1))
+        .with("context_ms", ms(t1, t2))
+        .with("open_cpu_ms", c1.saturating_sub(c0) as f64 / 1000.0)
+        .with("context_cpu_ms", c2.saturating_sub(c1) as f64 / 1000.0)
+        .with("entries", entries)
+        .with("messages", context.messages.len())
+        .with("file_bytes", file_bytes))
+}
+
+/// `session-write --dir DIR --entries N`: the session `bench/node/session_load.mjs write`
+/// makes with pi's `SessionManager` (the same turns), written by oxpi's, for a run without pi.
+/// Prints `{"file", "bytes"}`.
+fn session_write(args: &Args) -> Result<(), String> {
+    let dir = std::path::Path::new(args.need("--dir")?);
+    let count = args.num("--entries", 50_000)?;
+    let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+    let mut session =
+        oxpi_session::SessionManager::create(&cwd, dir, oxpi_session::NewSessionOptions::new())
+            .map_err(|e| e.to_string())?;
+    let usage = json!({"input": 1200, "output": 80, "cacheRead": 0, "cacheWrite": 0,
+        "totalTokens": 1280, "cost": {"input": 0.001, "output": 0.0002, "cacheRead": 0,
+        "cacheWrite": 0, "total": 0.0012}});
+    let mut t: u64 = 1_700_000_000_000;
+    let mut stamp = || {
+        t += 1;
+        t - 1
+    };
+    for n in 0..count {
+        let k = n - n % 3;
+        let module = k % 97;
+        let message = match n % 3 {
+            0 => {
+                json!({"role": "user", "content": format!("Question {k}: what does file src/module_{module}.rs do, and how does it relate to the others?"), "timestamp": stamp()})
+            }
+            1 => json!({"role": "assistant", "content": [
+                    {"type": "text", "text": format!("Let me read src/module_{module}.rs to answer that.")},
+                    {"type": "toolCall", "id": format!("call_{k}"), "name": "read", "arguments": {"path": format!("src/module_{module}.rs")}}],
+                "api": "openai-completions", "provider": "openai", "model": "gpt-4o-mini",
+                "usage": usage, "stopReason": "toolUse", "timestamp": stamp()}),
+            _ => {
+                json!({"role": "toolResult", "toolCallId": format!("call_{k}"), "toolName": "read",
+                "content": [{"type": "text", "text": format!("pub fn run_{k}() -> u32 {{\n    // module {k}\n    {k}\n}}\n").repeat(2)}],
+                "isError": false, "timestamp": stamp()})
+            }
+        };
+        session
+            .append_message_json(message)
+            .map_err(|e| e.to_string())?;
+    }
+    let file = session.session_file().ok_or("the session has no file")?;
+    let bytes = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
+    println!("{}", json!({"file": file, "bytes": bytes}));
+    Ok(())
 }
 
 /// Runs one of oxpi's tools (`grep` or `find`) on `--root` with JSON `--args`, once, and reports

@@ -133,7 +133,10 @@ pub(crate) async fn compact(
         })
         .ok_or_else(|| CompactFailure::Session("no session is bound".into()))?
         .map_err(|e| CompactFailure::Session(e.to_string()))?;
-    let estimated: u64 = context.iter().map(oxpi_session::estimate_tokens).sum();
+    let estimated: u64 = context
+        .iter()
+        .map(|m| oxpi_session::estimate_tokens(m))
+        .sum();
     let history = oxpi_session::to_llm_messages(&context)
         .map_err(|e| CompactFailure::Session(e.to_string()))?;
     runtime

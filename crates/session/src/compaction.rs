@@ -11,6 +11,7 @@ use crate::context::{self, current_system_message};
 use crate::entry::{Entry, EntryType};
 use crate::file_ops::FileOps;
 use crate::manager::SessionManager;
+use crate::message::ContextMessage;
 
 /// When to compact and how much to keep (pi's `DEFAULT_COMPACTION_SETTINGS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +98,7 @@ fn reported_tokens(message: &Value) -> Option<u64> {
 /// a compaction came after that reply (its usage no longer describes the context); otherwise
 /// the estimate of every message, the system messages counted once as they combine.
 fn projected_context_tokens(path: &[&Entry], projected: &[Projected<'_>]) -> u64 {
-    let messages: Vec<(usize, &Value)> = projected
+    let messages: Vec<(usize, &ContextMessage)> = projected
         .iter()
         .enumerate()
         .flat_map(|(i, (_, m))| m.iter().map(move |m| (i, m)))
@@ -130,13 +131,13 @@ fn projected_context_tokens(path: &[&Entry], projected: &[Projected<'_>]) -> u64
             return reported_tokens(message).unwrap_or(0) + trailing;
         }
     }
-    let all: Vec<Value> = messages.iter().map(|(_, m)| (*m).clone()).collect();
+    let all: Vec<ContextMessage> = messages.iter().map(|(_, m)| (*m).clone()).collect();
     let system_tokens = current_system_message(&all).map_or(0, |s| estimate_tokens(&s));
     system_tokens
         + all
             .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
-            .map(estimate_tokens)
+            .filter(|m| m.role() != Some("system"))
+            .map(|m| estimate_tokens(m))
             .sum::<u64>()
 }
 
@@ -217,9 +218,9 @@ pub fn estimate_tokens(message: &Value) -> u64 {
     chars.div_ceil(4)
 }
 
-fn is_cut_point(message: &Value) -> bool {
+fn is_cut_point(message: &ContextMessage) -> bool {
     matches!(
-        message.get("role").and_then(Value::as_str),
+        message.role(),
         Some(
             "user"
                 | "assistant"
@@ -231,14 +232,14 @@ fn is_cut_point(message: &Value) -> bool {
     )
 }
 
-fn is_turn_start(message: &Value) -> bool {
+fn is_turn_start(message: &ContextMessage) -> bool {
     matches!(
-        message.get("role").and_then(Value::as_str),
+        message.role(),
         Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
     )
 }
 
-type Projected<'a> = (&'a Entry, Vec<Value>);
+type Projected<'a> = (&'a Entry, Vec<ContextMessage>);
 
 fn starts_turn(entry: &Projected<'_>) -> bool {
     entry.0.entry_type() != EntryType::Compaction && entry.1.iter().any(is_turn_start)
@@ -306,7 +307,7 @@ fn find_cut_point(
     let mut accumulated = 0;
     let mut exceeded = false;
     for i in (start..end).rev() {
-        let tokens: u64 = entries[i].1.iter().map(estimate_tokens).sum();
+        let tokens: u64 = entries[i].1.iter().map(|m| estimate_tokens(m)).sum();
         if tokens == 0 {
             continue;
         }
@@ -378,8 +379,8 @@ fn conversation(entries: &[Projected<'_>]) -> Vec<Value> {
         .filter(|(e, _)| e.entry_type() != EntryType::Compaction)
         .flat_map(|(_, m)| {
             m.iter()
-                .filter(|m| m.get("role").and_then(Value::as_str) != Some("system"))
-                .cloned()
+                .filter(|m| m.role() != Some("system"))
+                .map(|m| m.as_value().clone())
         })
         .collect()
 }

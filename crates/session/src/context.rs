@@ -8,17 +8,20 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::entry::{Entry, EntryType};
+use crate::head::Fill;
+use crate::message::ContextMessage;
 use crate::time::iso_to_millis_json;
 
 /// What a request is built from: the agent messages (raw JSON, any role pi has:
 /// `system`, `user`, `assistant`, `toolResult`, `custom`, `compactionSummary`,
 /// `branchSummary`, …), the thinking level and the model. Serializes as pi's `SessionContext`.
+/// A message read from the file shares its entry's text (see [`ContextMessage`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct SessionContext {
     /// The messages, oldest first.
-    pub messages: Vec<Value>,
+    pub messages: Vec<ContextMessage>,
     /// The thinking level in force (`off` unless a `thinking_level_change` set one).
     pub thinking_level: String,
     /// The model in force: `{provider, modelId}` of the last model change or assistant message.
@@ -68,17 +71,14 @@ pub(crate) fn path<'a>(
 }
 
 fn is_system_message(entry: &Entry) -> bool {
-    entry.message_role() == Some("system")
+    entry.is(&EntryType::Message) && entry.message_role() == Some("system")
 }
 
 /// The path with the latest compaction honoured (pi's `buildContextEntries`): the compaction
 /// first, then the non-system entries from its `firstKeptEntryId` up to it, then everything
 /// after it.
 pub(crate) fn context_entries<'a>(path: &[&'a Entry]) -> Vec<&'a Entry> {
-    let Some(index) = path
-        .iter()
-        .rposition(|e| e.entry_type() == EntryType::Compaction)
-    else {
+    let Some(index) = path.iter().rposition(|e| e.is(&EntryType::Compaction)) else {
         return path.to_vec();
     };
     let compaction = path[index];
@@ -98,7 +98,23 @@ pub(crate) fn context_entries<'a>(path: &[&'a Entry]) -> Vec<&'a Entry> {
 }
 
 /// The messages one entry contributes (pi's `sessionEntryToContextMessages`).
-pub(crate) fn entry_messages(entry: &Entry) -> Vec<Value> {
+pub(crate) fn entry_messages(entry: &Entry) -> Vec<ContextMessage> {
+    if let Some((text, message)) = entry.read_message() {
+        if message.fill == Fill::Nothing {
+            return vec![ContextMessage::shared(
+                text.slice(message.span.range()),
+                message.role.clone(),
+            )];
+        }
+    }
+    entry_values(entry)
+        .into_iter()
+        .map(ContextMessage::from_value)
+        .collect()
+}
+
+/// [`entry_messages`] as values, built from the entry's object.
+fn entry_values(entry: &Entry) -> Vec<Value> {
     match entry.entry_type() {
         EntryType::Message => {
             let Some(message) = entry.get("message") else {
@@ -188,7 +204,7 @@ fn copy(entry: &Entry, into: &mut Map<String, Value>, from: &str, to: &str) {
 
 /// The messages of one entry with its latest context edit applied (pi's
 /// `projectContextEntry`).
-fn project(entry: &Entry, edit: Option<&Entry>) -> Vec<Value> {
+fn project(entry: &Entry, edit: Option<&Entry>) -> Vec<ContextMessage> {
     let messages = entry_messages(entry);
     let Some(edit) = edit else {
         return messages;
@@ -200,18 +216,15 @@ fn project(entry: &Entry, edit: Option<&Entry>) -> Vec<Value> {
     let content = replacement.get("content").cloned();
     messages
         .into_iter()
-        .map(|mut message| {
-            let role = message
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
+        .map(|message| {
+            let role = message.role().unwrap_or("").to_string();
             if !matches!(
                 role.as_str(),
                 "user" | "assistant" | "toolResult" | "custom"
             ) {
                 return message;
             }
+            let mut message = message.into_value();
             let new_content = match &content {
                 Some(Value::String(text)) if role == "assistant" || role == "toolResult" => {
                     serde_json::json!([{ "type": "text", "text": text }])
@@ -226,35 +239,61 @@ fn project(entry: &Entry, edit: Option<&Entry>) -> Vec<Value> {
                     object.insert("content".into(), new_content);
                 }
             }
-            message
+            ContextMessage::from_value(message)
         })
         .collect()
 }
 
 /// The thinking level and model set along `path` (pi's `getSessionContextSettings`).
 fn settings(path: &[&Entry]) -> (String, Option<Value>) {
-    let mut thinking = Value::from("off");
+    // The last setting of each wins: read from the leaf back, up to the last of both.
+    let mut thinking: Option<Value> = None;
     let mut model = None;
-    for entry in path {
+    for entry in path.iter().rev() {
+        if thinking.is_some() && model.is_some() {
+            break;
+        }
         match entry.entry_type() {
-            EntryType::ThinkingLevelChange => {
-                thinking = entry.get("thinkingLevel").cloned().unwrap_or(Value::Null);
+            EntryType::ThinkingLevelChange if thinking.is_none() => {
+                thinking = Some(entry.get("thinkingLevel").cloned().unwrap_or(Value::Null));
             }
-            EntryType::ModelChange => {
+            EntryType::ModelChange if model.is_none() => {
                 model = Some(model_ref(entry.get("provider"), entry.get("modelId")));
             }
-            EntryType::Message if entry.message_role() == Some("assistant") => {
-                let message = entry.get("message");
-                model = Some(model_ref(
-                    message.and_then(|m| m.get("provider")),
-                    message.and_then(|m| m.get("model")),
-                ));
+            EntryType::Message if model.is_none() && entry.message_role() == Some("assistant") => {
+                model = Some(message_model(entry));
             }
             _ => {}
         }
     }
-    let thinking = thinking.as_str().unwrap_or("off").to_string();
+    let thinking = thinking
+        .as_ref()
+        .map_or(Some("off"), Value::as_str)
+        .unwrap_or("off")
+        .to_string();
     (thinking, model)
+}
+
+/// The `{provider, modelId}` of an assistant message, read from its text when it has one.
+fn message_model(entry: &Entry) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Fields {
+        provider: Option<Value>,
+        model: Option<Value>,
+    }
+    if let Some(text) = entry.message_text() {
+        // `Option<Value>` reads a null as absent; the value keeps it.
+        if let Ok(Fields { provider, model }) = serde_json::from_str::<Fields>(text) {
+            if provider.is_some() && model.is_some() {
+                return model_ref(provider.as_ref(), model.as_ref());
+            }
+        }
+    }
+    let message = entry.get("message");
+    model_ref(
+        message.and_then(|m| m.get("provider")),
+        message.and_then(|m| m.get("model")),
+    )
 }
 
 fn model_ref(provider: Option<&Value>, model_id: Option<&Value>) -> Value {
@@ -270,32 +309,37 @@ fn model_ref(provider: Option<&Value>, model_id: Option<&Value>) -> Value {
 
 /// The selected entries of the path to `leaf`, each with the messages it contributes after
 /// context edits (pi's `buildSessionProjection().entries`).
-pub(crate) fn projection<'a>(path: &[&'a Entry]) -> Vec<(&'a Entry, Vec<Value>)> {
+pub(crate) fn projection<'a>(path: &[&'a Entry]) -> Vec<(&'a Entry, Vec<ContextMessage>)> {
+    let mut out = Vec::new();
+    project_each(path, |entry, messages| out.push((entry, messages)));
+    out
+}
+
+/// Calls `each` with every selected entry of the path and its messages, in order.
+fn project_each<'a>(path: &[&'a Entry], mut each: impl FnMut(&'a Entry, Vec<ContextMessage>)) {
     let selected = context_entries(path);
     let mut edits: HashMap<&str, &Entry> = HashMap::new();
     for entry in &selected {
-        if entry.entry_type() == EntryType::ContextEdit {
+        if entry.is(&EntryType::ContextEdit) {
             if let Some(target) = entry.str_field("targetId") {
                 edits.insert(target, entry);
             }
         }
     }
-    selected
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| {
-            // Only the newest compaction (first) contributes a summary; an older one can be
-            // kept because its id lies in the retained range.
-            if index > 0 && entry.entry_type() == EntryType::Compaction {
-                return (*entry, Vec::new());
-            }
-            let edit = entry.id().and_then(|id| edits.get(id)).copied();
-            (*entry, project(entry, edit))
-        })
-        .collect()
+    for (index, entry) in selected.iter().enumerate() {
+        // Only the newest compaction (first) contributes a summary; an older one can be kept
+        // because its id lies in the retained range.
+        if index > 0 && entry.is(&EntryType::Compaction) {
+            each(entry, Vec::new());
+            continue;
+        }
+        let edit = entry.id().and_then(|id| edits.get(id)).copied();
+        each(entry, project(entry, edit));
+    }
 }
 
-/// The context of the path to `leaf` (pi's `buildSessionContext`).
+/// The context of the path to `leaf` (pi's `buildSessionContext`). A message read from the
+/// file shares its entry's text: nothing is copied but the references.
 pub(crate) fn build(
     entries: &[Entry],
     by_id: &HashMap<String, usize>,
@@ -303,22 +347,24 @@ pub(crate) fn build(
 ) -> SessionContext {
     let path = path(entries, by_id, leaf);
     let (thinking_level, model) = settings(&path);
-    let messages = projection(&path).into_iter().flat_map(|(_, m)| m).collect();
+    let mut messages = Vec::with_capacity(path.len());
+    project_each(&path, |_, m| messages.extend(m));
     SessionContext {
         messages,
         thinking_level,
         model,
     }
 }
+
 /// pi's `getCurrentSystemMessage`: every system message replayed into one (content appended,
 /// sections patched by name, tools added and removed); `None` when there is none and no tool.
-pub(crate) fn current_system_message(messages: &[Value]) -> Option<Value> {
+pub(crate) fn current_system_message(messages: &[ContextMessage]) -> Option<Value> {
     let mut content: Vec<String> = Vec::new();
     let mut sections: Vec<(String, Value)> = Vec::new();
     let mut tools: Vec<(String, Value)> = Vec::new();
     let mut timestamp: Option<Value> = None;
     for message in messages {
-        if message.get("role").and_then(Value::as_str) != Some("system") {
+        if message.role() != Some("system") {
             continue;
         }
         if timestamp.is_none() {

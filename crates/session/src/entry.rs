@@ -1,7 +1,12 @@
 //! Session entries as pi 1.6 writes them, kept as their raw JSON objects so every field (and
 //! every entry type oxpi does not know) is written back as it was read.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
+
+use crate::head::{Head, MessageHead};
+use crate::text::{Span, Text};
 
 /// The version of the session format oxpi writes (pi's `CURRENT_SESSION_VERSION`).
 pub const CURRENT_SESSION_VERSION: u64 = 3;
@@ -79,131 +84,292 @@ impl EntryType {
 ///
 /// An entry read from a file keeps its line as it was read, and is written back with those
 /// very bytes as long as it is not changed (a string holding a lone UTF-16 surrogate, which
-/// pi writes as `"\ud83d"`, reads as U+FFFD but is written back as pi wrote it).
+/// pi writes as `"\ud83d"`, reads as U+FFFD but is written back as pi wrote it). It keeps the
+/// line as text, shared with the file's other lines, with its `type`, `id`, `parentId`,
+/// `timestamp` and message role read; the JSON object is built the first time something asks
+/// for it ([`as_json`](Self::as_json), [`get`](Self::get)).
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// As read from a file and not changed since (then `raw` and `line` are unused).
+    read: Option<Box<Read>>,
+    /// Built, or changed: the object.
     raw: Map<String, Value>,
-    /// The line as read (without its newline), while `raw` is unchanged.
+    /// The line of `raw`, while it is known.
     line: Option<Box<[u8]>>,
+}
+
+#[derive(Debug, Clone)]
+struct Read {
+    /// The JSON text (a lone surrogate escape replaced by `\ufffd`).
+    text: Text,
+    /// The line as read, when it is not `text`.
+    original: Option<Box<[u8]>>,
+    head: Head,
+    /// The object, once asked for.
+    raw: OnceLock<Map<String, Value>>,
+}
+
+impl Read {
+    fn raw(&self) -> &Map<String, Value> {
+        // The text parsed as an object when it was read, so this parse succeeds.
+        self.raw
+            .get_or_init(|| serde_json::from_str(self.text.as_str()).unwrap_or_default())
+    }
+
+    fn line(&self) -> &[u8] {
+        self.original.as_deref().unwrap_or(self.text.bytes())
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.raw == other.raw
+        self.as_json() == other.as_json()
     }
 }
 
 impl Entry {
     /// An entry of its JSON object, taken as it is.
     pub fn from_json(raw: Map<String, Value>) -> Self {
-        Self { raw, line: None }
+        Self {
+            read: None,
+            raw,
+            line: None,
+        }
     }
 
     /// An entry read from `line` (its bytes, without the newline), parsed as `raw`.
     pub(crate) fn from_line(raw: Map<String, Value>, line: &[u8]) -> Self {
         Self {
+            read: None,
             raw,
             line: Some(line.into()),
         }
     }
 
+    /// An entry of the JSON object `text` whose fields `head` was read from; `original` is the
+    /// line as read when it is not `text`.
+    pub(crate) fn from_text(text: Text, head: Head, original: Option<Box<[u8]>>) -> Self {
+        Self {
+            read: Some(Box::new(Read {
+                text,
+                original,
+                head,
+                raw: OnceLock::new(),
+            })),
+            raw: Map::new(),
+            line: None,
+        }
+    }
+
+    /// This entry with its object replaced by its line, as an entry read from a file keeps it
+    /// (so a context shares its message rather than copying it); unchanged when the object
+    /// cannot be written or read back that way.
+    pub(crate) fn into_shared(self) -> Self {
+        if self.read.is_some() {
+            return self;
+        }
+        let Ok(mut line) = serde_json::to_vec(&self.raw) else {
+            return self;
+        };
+        let head = std::str::from_utf8(&line).ok().and_then(crate::head::read);
+        match head {
+            Some(head) => {
+                line.shrink_to_fit();
+                Self::from_text(Text::owned(line), head, None)
+            }
+            None => self,
+        }
+    }
+
     /// The entry's line, with its newline: the bytes it was read from when it is unchanged.
     pub(crate) fn to_line(&self) -> crate::error::Result<Vec<u8>> {
-        match &self.line {
-            Some(line) => {
-                let mut out = Vec::with_capacity(line.len() + 1);
-                out.extend_from_slice(line);
-                out.push(b'\n');
-                Ok(out)
-            }
-            None => crate::file::json_line(&self.raw),
+        let line = match (&self.read, &self.line) {
+            (Some(read), _) => read.line(),
+            (None, Some(line)) => line,
+            (None, None) => return crate::file::json_line(&self.raw),
+        };
+        let mut out = Vec::with_capacity(line.len() + 1);
+        out.extend_from_slice(line);
+        out.push(b'\n');
+        Ok(out)
+    }
+
+    /// The entry as a changeable object, with its line while it is unchanged.
+    fn object_mut(&mut self) -> (&mut Map<String, Value>, &mut Option<Box<[u8]>>) {
+        if let Some(mut read) = self.read.take() {
+            self.raw = std::mem::take(&mut read.raw)
+                .into_inner()
+                .unwrap_or_else(|| read.raw().clone());
+            self.line = Some(read.line().into());
         }
+        (&mut self.raw, &mut self.line)
     }
 
     /// Adds string-or-null fields the entry does not have, keeping the rest of its line as it
     /// was read (the fields are added at the end, as pi's migration does).
     pub(crate) fn add_fields(&mut self, fields: &[(&str, Value)]) {
-        if fields.iter().any(|(k, _)| self.raw.contains_key(*k)) {
-            self.line = None;
+        let (raw, line) = self.object_mut();
+        if fields.iter().any(|(k, _)| raw.contains_key(*k)) {
+            *line = None;
         }
-        if let Some(line) = self.line.take() {
-            self.line = splice_fields(&line, fields);
+        if let Some(old) = line.take() {
+            *line = splice_fields(&old, fields);
         }
         for (key, value) in fields {
-            self.raw.insert((*key).to_string(), value.clone());
+            raw.insert((*key).to_string(), value.clone());
         }
     }
 
     /// The JSON object, as it is written.
     pub fn as_json(&self) -> &Map<String, Value> {
-        &self.raw
+        match &self.read {
+            Some(read) => read.raw(),
+            None => &self.raw,
+        }
     }
 
     /// The JSON object.
     pub fn into_json(self) -> Map<String, Value> {
-        self.raw
+        match self.read {
+            Some(read) => {
+                let read = *read;
+                match read.raw.into_inner() {
+                    Some(raw) => raw,
+                    None => serde_json::from_str(read.text.as_str()).unwrap_or_default(),
+                }
+            }
+            None => self.raw,
+        }
     }
 
     pub(crate) fn json_mut(&mut self) -> &mut Map<String, Value> {
-        self.line = None;
-        &mut self.raw
+        let (raw, line) = self.object_mut();
+        *line = None;
+        raw
+    }
+
+    fn head(&self) -> Option<&Head> {
+        self.read.as_ref().map(|read| &read.head)
+    }
+
+    /// A string field of the head, read from the line.
+    fn head_field(&self, span: impl Fn(&Head) -> Option<Span>) -> Option<&str> {
+        let read = self.read.as_ref()?;
+        read.text.field(span(&read.head))
     }
 
     /// The `type` string (empty when it is missing or not a string).
     pub fn type_name(&self) -> &str {
-        self.str_field("type").unwrap_or("")
+        match self.head() {
+            Some(head) => head.kind.as_ref().map_or("", EntryType::name),
+            None => self.str_field("type").unwrap_or(""),
+        }
     }
 
     /// The entry's type.
     pub fn entry_type(&self) -> EntryType {
-        EntryType::from_name(self.type_name())
+        match self.head() {
+            Some(Head {
+                kind: Some(kind), ..
+            }) => kind.clone(),
+            _ => EntryType::from_name(self.type_name()),
+        }
+    }
+
+    /// Whether the entry is of this type (no allocation for an unknown type).
+    pub(crate) fn is(&self, kind: &EntryType) -> bool {
+        match self.head() {
+            Some(head) => head.kind.as_ref() == Some(kind),
+            None => self.type_name() == kind.name() && !self.type_name().is_empty(),
+        }
     }
 
     /// The entry's id (every entry has one after migration; `None` only for a hand-made file).
     pub fn id(&self) -> Option<&str> {
-        self.str_field("id")
+        match self.head() {
+            Some(_) => self.head_field(|h| h.id),
+            None => self.str_field("id"),
+        }
     }
 
     /// The parent's id; `None` for a root.
     pub fn parent_id(&self) -> Option<&str> {
-        self.str_field("parentId")
+        match self.head() {
+            Some(_) => self.head_field(|h| h.parent_id),
+            None => self.str_field("parentId"),
+        }
     }
 
     /// The ISO 8601 `timestamp`.
     pub fn timestamp(&self) -> Option<&str> {
-        self.str_field("timestamp")
+        match self.head() {
+            Some(_) => self.head_field(|h| h.timestamp),
+            None => self.str_field("timestamp"),
+        }
     }
 
     /// A field of the entry.
     pub fn get(&self, field: &str) -> Option<&Value> {
-        self.raw.get(field)
+        self.as_json().get(field)
     }
 
     /// A string field of the entry.
     pub fn str_field(&self, field: &str) -> Option<&str> {
-        self.raw.get(field).and_then(Value::as_str)
+        if let Some(head) = self.head() {
+            match field {
+                "type" => return head.kind.as_ref().map(EntryType::name),
+                "id" => return self.id(),
+                "parentId" => return self.parent_id(),
+                "timestamp" => return self.timestamp(),
+                _ => {}
+            }
+        }
+        self.get(field).and_then(Value::as_str)
     }
 
     /// The `message` of a `message` entry, as its raw JSON (any role, including those
     /// `oxpi_ai::Message` has no variant for).
     pub fn message_json(&self) -> Option<&Value> {
-        if self.entry_type() == EntryType::Message {
-            self.raw.get("message")
+        if self.is(&EntryType::Message) {
+            self.get("message")
         } else {
             None
         }
     }
 
+    /// The JSON text of a `message` entry's message as it was read from the file (a lone
+    /// surrogate escape replaced by `\ufffd`); `None` for another entry, or one built or
+    /// changed since it was read.
+    pub fn message_text(&self) -> Option<&str> {
+        let (text, message) = self.read_message()?;
+        text.field(Some(message.span))
+    }
+
+    /// The message's text (shared) and head, for an unchanged `message` entry read from a file.
+    pub(crate) fn read_message(&self) -> Option<(&Text, &MessageHead)> {
+        let read = self.read.as_ref()?;
+        read.head.message.as_ref().map(|m| (&read.text, m))
+    }
+
     /// The message's `role` (`user`, `assistant`, `toolResult`, `system`, `custom`, …).
     pub fn message_role(&self) -> Option<&str> {
-        self.message_json()
-            .and_then(|m| m.get("role"))
-            .and_then(Value::as_str)
+        match self.head() {
+            Some(head) => head.message.as_ref().and_then(|m| m.role.as_deref()),
+            None => self
+                .message_json()
+                .and_then(|m| m.get("role"))
+                .and_then(Value::as_str),
+        }
     }
 
     /// The message as an `oxpi_ai::Message`: `None` when this is not a `message` entry, an error
     /// when its role or fields are not one oxpi-ai reads (a `system` or `custom` message, …).
     pub fn message(&self) -> Option<Result<oxpi_ai::Message, serde_json::Error>> {
+        if let Some(text) = self.message_text() {
+            if let Ok(message) = serde_json::from_str(text) {
+                return Some(Ok(message));
+            }
+        }
         self.message_json()
             .map(|m| serde_json::from_value(m.clone()))
     }

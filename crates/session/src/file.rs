@@ -5,11 +5,14 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::entry::{Entry, SessionHeader};
 use crate::error::{Result, SessionError};
+use crate::head;
+use crate::text::Text;
 
 /// The largest session file oxpi reads into memory (1 GiB).
 pub const MAX_SESSION_FILE_BYTES: u64 = 1 << 30;
@@ -98,11 +101,15 @@ pub(crate) fn load(path: &Path) -> Result<Loaded> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(SessionError::io("could not open", path, e)),
     }
-    Ok(parse(&bytes))
+    Ok(parse(bytes))
 }
 
-/// Parses a session file's bytes.
-pub(crate) fn parse(bytes: &[u8]) -> Loaded {
+/// Parses a session file's bytes. Every entry keeps its line as a slice of these bytes: a line
+/// is read in one pass for the fields the tree needs ([`head::read`]); a line that pass cannot
+/// read (the first, one with a lone surrogate escape, an unusual shape) is parsed in full.
+pub(crate) fn parse(bytes: Vec<u8>) -> Loaded {
+    let buf = Arc::new(bytes);
+    let bytes: &[u8] = &buf;
     let mut loaded = Loaded {
         header: None,
         entries: Vec::new(),
@@ -113,6 +120,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Loaded {
     };
     let mut offset = 0usize;
     let mut first = true;
+    loaded
+        .entries
+        .reserve(bytes.iter().filter(|b| **b == b'\n').count() + 1);
     for (index, raw_line) in bytes.split(|b| *b == b'\n').enumerate() {
         let line_start = offset;
         offset += raw_line.len() + 1;
@@ -127,15 +137,37 @@ pub(crate) fn parse(bytes: &[u8]) -> Loaded {
             kind,
             excerpt: text.chars().take(EXCERPT_CHARS).collect(),
         };
+        if !first {
+            // A line with a lone surrogate escape is read as its text with U+FFFD, and keeps
+            // its bytes as read.
+            let fixed = may_hold_surrogate(raw_line)
+                .then(|| replace_lone_surrogates(raw_line))
+                .flatten();
+            let entry = match fixed {
+                None => std::str::from_utf8(raw_line)
+                    .ok()
+                    .and_then(head::read)
+                    .map(|head| {
+                        let text = Text::new(&buf, line_start..line_start + raw_line.len());
+                        Entry::from_text(text, head, None)
+                    }),
+                Some(fixed) => std::str::from_utf8(&fixed)
+                    .ok()
+                    .and_then(head::read)
+                    .map(|head| Entry::from_text(Text::owned(fixed), head, Some(raw_line.into()))),
+            };
+            if let Some(entry) = entry {
+                loaded.any_object = true;
+                loaded.entries.push(entry);
+                continue;
+            }
+        }
         match parse_line(raw_line) {
             Ok(Value::Object(object)) => {
                 loaded.any_object = true;
-                if first {
-                    first = false;
-                    if SessionHeader::is_header(&object) {
-                        loaded.header = SessionHeader::from_json(object);
-                        continue;
-                    }
+                if std::mem::take(&mut first) && SessionHeader::is_header(&object) {
+                    loaded.header = SessionHeader::from_json(object);
+                    continue;
                 }
                 loaded.entries.push(Entry::from_line(object, raw_line));
             }
@@ -160,6 +192,18 @@ fn parse_line(line: &[u8]) -> serde_json::Result<Value> {
         },
         other => other,
     }
+}
+
+/// Whether `line` may hold a `\uD8xx`–`\uDFxx` escape (a surrogate; a lone one needs
+/// [`replace_lone_surrogates`]).
+fn may_hold_surrogate(line: &[u8]) -> bool {
+    memchr::memmem::find_iter(line, b"\\u").any(|i| {
+        matches!(line.get(i + 2), Some(b'd' | b'D'))
+            && matches!(
+                line.get(i + 3),
+                Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+            )
+    })
 }
 
 /// `line` with every `\uXXXX` escape of a surrogate that is not half of a pair replaced by
@@ -343,7 +387,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_and_a_malformed_middle_line_are_reported() {
         let bytes = b"{\"type\":\"session\",\"id\":\"s\"}\nnot json\n\n5\n{\"type\":\"message\",\"id\":\"a\"}\n{\"type\":\"mess";
-        let loaded = parse(bytes);
+        let loaded = parse(bytes.to_vec());
         assert!(loaded.header.is_some());
         assert_eq!(loaded.entries.len(), 1);
         assert!(loaded.unterminated);
@@ -364,8 +408,9 @@ mod tests {
 
     #[test]
     fn an_unterminated_last_line_that_parses_is_an_entry() {
-        let loaded =
-            parse(b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"label\",\"id\":\"b\"}");
+        let loaded = parse(
+            b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"label\",\"id\":\"b\"}".to_vec(),
+        );
         assert!(loaded.unterminated);
         assert_eq!(loaded.entries.len(), 1);
         assert!(loaded.issues.is_empty());

@@ -9,9 +9,12 @@
 //! kept), as pi's `buildSessionContext`; [`to_llm_messages`] turns that into `oxpi_ai`
 //! messages.
 //!
-//! Entries are kept as their raw JSON objects: every field, every message role and every entry
-//! type oxpi does not know are written back as they were read. Typed access to a message is
-//! [`Entry::message`].
+//! Entries keep their lines as read: every field, every message role and every entry type oxpi
+//! does not know are written back as they were read. A file's bytes are read once and shared by
+//! its entries; each line's `type`, `id`, `parentId`, `timestamp` and message role are read in
+//! one pass, and its JSON object is built only when asked for ([`Entry::as_json`]). A context's
+//! messages share their entries' text ([`ContextMessage`]), and [`to_llm_messages`] reads the
+//! typed messages straight from it. Typed access to one message is [`Entry::message`].
 //!
 //! ```
 //! use oxpi_session::{session_dir_for, to_llm_messages, SessionManager};
@@ -60,13 +63,16 @@ mod entry;
 mod error;
 mod file;
 mod file_ops;
+mod head;
 mod ids;
 mod list;
 mod llm;
 mod manager;
+mod message;
 mod migrate;
 mod recovery;
 mod summary;
+mod text;
 mod time;
 mod tree;
 
@@ -90,6 +96,7 @@ pub use list::{
 };
 pub use llm::{to_llm_messages, ConvertError};
 pub use manager::{NewSessionOptions, SessionManager};
+pub use message::ContextMessage;
 pub use summary::{
     compact_with, serialize_conversation, CompactionSummary, ModelSummarizer, SummarizeError,
     Summarizer, SUMMARY_SYSTEM_PROMPT,

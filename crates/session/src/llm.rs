@@ -3,6 +3,8 @@
 
 use serde_json::{json, Value};
 
+use crate::message::ContextMessage;
+
 use crate::context::{
     content_text, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
@@ -25,15 +27,23 @@ pub struct ConvertError {
 /// tool loadout in the transcript; a provider request replays them); a `bashExecution`
 /// excluded from the context, and a message of a role pi does not know, are left out (they
 /// stay in the session file). A message of a known role that `oxpi_ai::Message` cannot read
-/// is an error.
-pub fn to_llm_messages(messages: &[Value]) -> Result<Vec<oxpi_ai::Message>, ConvertError> {
+/// is an error. A message read from the session file is read straight from its text.
+pub fn to_llm_messages(messages: &[ContextMessage]) -> Result<Vec<oxpi_ai::Message>, ConvertError> {
     let mut out = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
-        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        let role = message.role().unwrap_or("");
+        let error = |e: serde_json::Error| ConvertError {
+            index,
+            role: role.into(),
+            reason: e.to_string(),
+        };
+        if matches!(role, "system" | "user" | "assistant" | "toolResult") {
+            out.push(message.deserialize().map_err(error)?);
+            continue;
+        }
         let timestamp = message.get("timestamp").cloned().unwrap_or(Value::from(0));
         let user_text = |text: String| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp});
         let value = match role {
-            "system" | "user" | "assistant" | "toolResult" => message.clone(),
             "custom" => {
                 let content = match message.get("content") {
                     Some(Value::String(s)) => json!([{"type": "text", "text": s}]),
@@ -60,11 +70,7 @@ pub fn to_llm_messages(messages: &[Value]) -> Result<Vec<oxpi_ai::Message>, Conv
             // request, as pi's `convertToLlm` does; the session file keeps it.
             _ => continue,
         };
-        let converted = serde_json::from_value(value).map_err(|e| ConvertError {
-            index,
-            role: role.into(),
-            reason: e.to_string(),
-        })?;
+        let converted = serde_json::from_value(value).map_err(error)?;
         out.push(converted);
     }
     Ok(out)

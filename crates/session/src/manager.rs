@@ -322,7 +322,7 @@ impl SessionManager {
     /// Appends `raw` (which has its `id`) as a child of the leaf and writes it; on a write error
     /// the entry is taken back, so no later entry can name it as its parent.
     pub(crate) fn push(&mut self, raw: Map<String, Value>) -> Result<String> {
-        let entry = Entry::from_json(raw);
+        let entry = Entry::from_json(raw).into_shared();
         let id = entry.id().unwrap_or_default().to_string();
         let previous_leaf = self.leaf.replace(id.clone());
         self.by_id.insert(id.clone(), self.entries.len());

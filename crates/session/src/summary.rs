@@ -23,6 +23,7 @@ use crate::compaction::{
 use crate::context::content_text;
 use crate::llm::{to_llm_messages, ConvertError};
 use crate::manager::SessionManager;
+use crate::message::ContextMessage;
 
 /// The system prompt of a summary request: summarize, do not continue the conversation.
 pub const SUMMARY_SYSTEM_PROMPT: &str = "You condense conversations between a user and an AI \
@@ -460,8 +461,9 @@ impl ModelSummarizer {
             .clone()
             .unwrap_or_else(|| "No prior history.".into());
         if !split || !preparation.messages_to_summarize.is_empty() {
-            let conversation =
-                serialize_conversation(&to_llm_messages(&preparation.messages_to_summarize)?);
+            let conversation = serialize_conversation(&to_llm_messages(&shared(
+                &preparation.messages_to_summarize,
+            ))?);
             let mut prompt = format!("<conversation>\n{conversation}\n</conversation>\n\n");
             let base = match &preparation.previous_summary {
                 Some(previous) => {
@@ -479,8 +481,9 @@ impl ModelSummarizer {
         }
         let mut summary = history;
         if split {
-            let conversation =
-                serialize_conversation(&to_llm_messages(&preparation.turn_prefix_messages)?);
+            let conversation = serialize_conversation(&to_llm_messages(&shared(
+                &preparation.turn_prefix_messages,
+            ))?);
             let prompt = self.focus(format!(
                 "# Conversation\n{conversation}\n\n# Instructions\n{TURN_PREFIX_PROMPT}"
             ));
@@ -547,4 +550,9 @@ pub(crate) fn record_of(
     preparation: &CompactionPreparation,
 ) -> CompactionRecord {
     summary.record(preparation)
+}
+
+/// Messages of a preparation as context messages.
+fn shared(messages: &[Value]) -> Vec<ContextMessage> {
+    messages.iter().cloned().map(ContextMessage::from).collect()
 }

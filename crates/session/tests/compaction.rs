@@ -5,7 +5,7 @@ mod common;
 
 use oxpi_session::{
     compact, estimate_tokens, prepare_compaction, should_compact, CompactionSettings,
-    NewSessionOptions, SessionManager,
+    ContextMessage, NewSessionOptions, SessionManager,
 };
 use serde_json::{json, Value};
 
@@ -44,7 +44,7 @@ fn long_session(d: &common::Dirs, turns: usize, result_chars: usize) -> SessionM
 }
 
 /// Every tool result in `messages` follows the call it answers.
-fn assert_paired(messages: &[Value]) {
+fn assert_paired(messages: &[ContextMessage]) {
     for (i, m) in messages.iter().enumerate() {
         if m["role"] == "toolResult" {
             let previous = i.checked_sub(1).map(|p| &messages[p]);

@@ -1,6 +1,7 @@
 //! Session files pi wrote that oxpi must read and keep: lines holding a lone UTF-16 surrogate,
 //! unknown message roles, migrations through a symlink; and failures that reach the caller (a
-//! folder that does not exist, an append that fails).
+//! folder that does not exist, an append that fails); and a long session's context shares its
+//! messages with the entries rather than copying them (issue 46.14).
 
 mod common;
 
@@ -114,6 +115,64 @@ fn a_line_with_a_lone_surrogate_is_read_and_written_back_as_it_was() {
         ids[0]
     );
     assert_eq!(migrated[2], cut_line);
+}
+
+/// Issue 46.14: a context message read from the file is its entry's very text (no copy per
+/// context); the context stays what it was (messages, the model in force), and a request reads
+/// it. The lone-surrogate line is shared too (its text with U+FFFD).
+#[test]
+fn a_context_shares_each_message_with_its_entry() {
+    let d = common::dirs();
+    std::fs::create_dir_all(&d.sessions).expect("dir");
+    let path = d.sessions.join("shared.jsonl");
+    write_raw(&path, Some(3), &[USER_A, CUT, USER_C]);
+    let s = SessionManager::open_read_only(&path).expect("open");
+    let first = s.build_session_context();
+    let second = s.build_session_context();
+    let entries: Vec<_> = s.entries().collect();
+    assert_eq!(first.messages.len(), 3);
+    for (i, entry) in entries.iter().enumerate() {
+        let own = entry.message_text().expect("an entry read from the file");
+        for context in [&first, &second] {
+            let shared = context.messages[i].json_text().expect("shared text");
+            assert_eq!(shared.as_ptr(), own.as_ptr(), "message {i} was copied");
+            assert_eq!(shared.len(), own.len());
+        }
+    }
+    assert_eq!(
+        entries[1].message_text().map(|t| t.contains(r"cut \ufffd")),
+        Some(true)
+    );
+    assert_eq!(
+        first.model,
+        Some(json!({"provider": "faux", "modelId": "m"}))
+    );
+    assert_eq!(
+        first.messages[0],
+        json!({"role": "user", "content": "one", "timestamp": 1})
+    );
+    assert_eq!(first.messages[2].role(), Some("user"));
+    let llm = to_llm_messages(&first.messages).expect("llm");
+    assert_eq!(
+        serde_json::to_value(&llm[1]).expect("json")["content"],
+        json!([{"type": "text", "text": "cut \u{FFFD}"}])
+    );
+    // As serialized for RPC, the messages are the JSON they were read as.
+    let serialized = serde_json::to_value(&first.messages).expect("json");
+    assert_eq!(serialized[2]["content"], json!("three"));
+
+    // An entry appended in this process is kept as its line too, and shared likewise.
+    let mut s = SessionManager::in_memory(&d.cwd);
+    let id = s
+        .append_message_json(json!({"role": "user", "content": "four", "timestamp": 4}))
+        .expect("append");
+    let own = s.entry(&id).and_then(|e| e.message_text()).expect("text");
+    let context = s.build_session_context();
+    assert_eq!(
+        context.messages[0].json_text().map(str::as_ptr),
+        Some(own.as_ptr())
+    );
+    assert_eq!(context.messages[0]["content"], json!("four"));
 }
 
 fn agent(faux: &FauxProvider) -> Agent {

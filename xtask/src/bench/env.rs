@@ -215,6 +215,55 @@ impl Node {
     }
 }
 
+/// pi-coding-agent 1.6's own `SessionManager`, for the session-load row: it needs Node 22, so
+/// `node@22` from npm is installed next to it and run from there.
+const PI_SESSION_PACKAGES: [&str; 2] = ["node@22", "@earendil-works/pi-coding-agent@1.6.0"];
+
+impl Node {
+    /// Installs Node 22 and pi-coding-agent 1.6.0 into the cache directory if they are not there
+    /// yet (`node22-pi-coding-agent-1.6.0`); `node` is that Node. `Err` says why pi's session
+    /// loading is not measured.
+    pub(crate) fn prepare_pi_session() -> Result<Self, String> {
+        let dir = cache_dir().join(format!("node22-pi-coding-agent-{PI16_VERSION}"));
+        let node = dir.join("node_modules").join(".bin").join("node");
+        let ready = |dir: &Path| {
+            node.is_file() && installed(dir, &["@earendil-works/pi-coding-agent"], PI16_VERSION)
+        };
+        if !ready(&dir) {
+            first_line("npm", &["--version"])
+                .ok_or("npm not found: pi's session loading is not measured")?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+            println!(
+                "==> npm install --prefix {} {}",
+                dir.display(),
+                PI_SESSION_PACKAGES.join(" ")
+            );
+            let status = Command::new("npm")
+                .arg("install")
+                .arg("--prefix")
+                .arg(&dir)
+                .args(["--no-audit", "--no-fund", "--loglevel=error"])
+                .args(PI_SESSION_PACKAGES)
+                .status()
+                .map_err(|e| format!("could not run npm: {e}"))?;
+            if !status.success() || !ready(&dir) {
+                return Err(format!(
+                    "npm install of {} failed ({status}): pi's session loading is not measured",
+                    PI_SESSION_PACKAGES.join(" ")
+                ));
+            }
+        }
+        let version = first_line(&node.to_string_lossy(), &["--version"])
+            .ok_or_else(|| format!("{} does not run", node.display()))?;
+        Ok(Self {
+            node,
+            version,
+            install_dir: dir,
+        })
+    }
+}
+
 /// `$OXPI_HOME/bench`, default `~/.cache/oxpi/bench`.
 fn cache_dir() -> PathBuf {
     let home = std::env::var_os("OXPI_HOME")

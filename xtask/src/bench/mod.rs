@@ -11,6 +11,7 @@
 pub(crate) mod env;
 mod report;
 mod search;
+mod session;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -28,7 +29,8 @@ Measures oxpi, pi-ai 0.73.1 (TypeScript, under Node) and the crates.io Rust port
 the same pre-rendered streams served by a local HTTP server (10-byte deltas): a 100 KB text
 reply, and one tool call of 10 KB, 100 KB, 300 KB and 1 MB in OpenAI Chat Completions and in
 Anthropic Messages format. Also a 500-turn agent loop on the faux provider (oxpi and
-pi-agent-core 0.73.1) and oxpi's read tool on a 1 GB file. Prints one table with the ratios and
+pi-agent-core 0.73.1), oxpi's read tool on a 1 GB file, and opening a 50,000-entry session and
+building its context (oxpi and pi-coding-agent 1.6.0 under Node 22, on a file pi wrote). Prints one table with the ratios and
 the targets, and writes it to BENCHMARKS.md.
 
 pi-ai TS is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use.
@@ -110,6 +112,8 @@ pub(crate) enum Workload {
         files: usize,
         bytes: u64,
     },
+    /// Opening a session file of `entries` entries that pi wrote, and building its context.
+    SessionLoad { entries: usize },
 }
 
 impl Workload {
@@ -137,6 +141,9 @@ impl Workload {
                 files,
                 bytes,
             } => search.label(*files, *bytes),
+            Workload::SessionLoad { entries } => {
+                format!("session open + context, {} entries", thousands(*entries))
+            }
         }
     }
 }
@@ -163,6 +170,8 @@ pub(crate) enum Subject {
     Rg,
     /// The `fd` binary.
     Fd,
+    /// pi-coding-agent 1.6's `SessionManager` (TypeScript) under Node 22.
+    PiSessionTs,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -181,13 +190,14 @@ impl Subject {
             Subject::PiToolsTs => format!("pi-coding-agent TS {PI_TS_VERSION}"),
             Subject::Rg => "rg (ripgrep)".into(),
             Subject::Fd => "fd".into(),
+            Subject::PiSessionTs => format!("pi-coding-agent TS {} (Node 22)", env::PI16_VERSION),
         }
     }
 
     pub(crate) fn is_node(self) -> bool {
         matches!(
             self,
-            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs
+            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs | Subject::PiSessionTs
         )
     }
 }
@@ -240,6 +250,9 @@ impl Plan {
                 bytes: tree_bytes,
             });
         }
+        workloads.push(Workload::SessionLoad {
+            entries: if options.quick { 5_000 } else { 50_000 },
+        });
         if let Some(only) = &options.only {
             workloads.retain(|w| w.label().contains(only.as_str()));
         }
@@ -279,6 +292,8 @@ struct Env {
     bench_bin: PathBuf,
     piai_rs_bin: PathBuf,
     driver: PathBuf,
+    /// `bench/node/session_load.mjs`.
+    session_script: PathBuf,
     node: Option<env::Node>,
     /// Why Node subjects are skipped, when `node` is `None`.
     no_node: String,
@@ -286,6 +301,11 @@ struct Env {
     read_file: Option<PathBuf>,
     /// The tree the search rows run on.
     tree: Option<search::Tree>,
+    /// The session file of the session-load row (pi writes it, or oxpi without pi), or why
+    /// there is none.
+    session: Result<PathBuf, String>,
+    /// The Node 22 that runs pi for the session-load row, or why pi is not measured.
+    pi_session: Result<env::Node, String>,
     binaries: search::Binaries,
 }
 
@@ -360,6 +380,36 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         None => (None, search::Binaries::default()),
     };
 
+    let (session, pi_session) = match plan.workloads.iter().find_map(|w| match w {
+        Workload::SessionLoad { entries } => Some(*entries),
+        _ => None,
+    }) {
+        Some(entries) => {
+            let pi = if options.no_node {
+                Err("not measured (--no-node)".to_string())
+            } else {
+                env::Node::prepare_pi_session()
+            };
+            let writer = match &pi {
+                Ok(node) => session::Writer::Pi(node),
+                Err(why) => {
+                    let why =
+                        format!("pi session loading: {why}; the session file is written by oxpi");
+                    println!("note: {why}");
+                    notes.push(why);
+                    session::Writer::Oxpi(&bin)
+                }
+            };
+            let file = session::file(root, &target.join("oxpi-bench"), writer, entries);
+            if let Err(why) = &file {
+                println!("note: {why}");
+                notes.push(why.clone());
+            }
+            (file, pi)
+        }
+        None => (Err("not planned".into()), Err("not planned".into())),
+    };
+
     let prerender: Vec<String> = plan
         .workloads
         .iter()
@@ -375,12 +425,15 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         bench_bin: bin.join("oxpi-bench"),
         piai_rs_bin: bin.join("piai-rs-bench"),
         driver: root.join("bench").join("node").join("driver.mjs"),
+        session_script: root.join("bench").join("node").join("session_load.mjs"),
         node,
         no_node,
         origin: server.origin.clone(),
         read_file,
         tree,
         binaries,
+        session,
+        pi_session,
     };
     let cells = measure(&plan, &env);
     server.stop();
@@ -452,6 +505,7 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
             Subject::PiAgentCoreTs,
         ],
         Workload::Read { .. } => vec![Subject::Oxpi],
+        Workload::SessionLoad { .. } => vec![Subject::Oxpi, Subject::PiSessionTs],
         Workload::Search { search, .. } => match search {
             search::Search::Find => vec![Subject::Oxpi, Subject::Fd, Subject::PiToolsTs],
             _ => vec![Subject::Oxpi, Subject::Rg, Subject::PiToolsTs],
@@ -692,6 +746,27 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
                 .args(["agent-loop", &turns.to_string()]);
             c
         }
+        (Workload::SessionLoad { .. }, Subject::Oxpi) => {
+            let file = match &env.session {
+                Ok(file) => file,
+                Err(why) => return Outcome::Skipped(format!("no session file: {why}")),
+            };
+            let mut c = Command::new(&env.bench_bin);
+            c.arg("session-load").arg("--file").arg(file);
+            c
+        }
+        (Workload::SessionLoad { .. }, Subject::PiSessionTs) => {
+            let (file, node) = match (&env.session, &env.pi_session) {
+                (Ok(file), Ok(node)) => (file, node),
+                (_, Err(why)) | (Err(why), _) => return Outcome::Skipped(why.clone()),
+            };
+            let mut c = Command::new(&node.node);
+            c.arg(&env.session_script)
+                .arg(&node.install_dir)
+                .arg("load")
+                .arg(file);
+            c
+        }
         (Workload::Read { .. }, Subject::Oxpi) => {
             let Some(file) = &env.read_file else {
                 return Outcome::Failed("no file to read".into());
@@ -722,6 +797,19 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
         Some("skipped") => Outcome::Skipped(note),
         _ => Outcome::Failed(note),
     }
+}
+
+/// `12,345`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The stream server child process; it exits when its stdin closes.
@@ -808,6 +896,7 @@ mod tests {
                 "grep literal, 20,000 files / 200 MB",
                 "grep regex, 20,000 files / 200 MB",
                 "find '**/*.rs', 20,000 files / 200 MB",
+                "session open + context, 50,000 entries",
             ]
         );
         assert_eq!(full.runs, 5);
@@ -821,7 +910,7 @@ mod tests {
             },
         );
         assert_eq!(quick.runs, 1);
-        assert_eq!(quick.workloads.len(), 10);
+        assert_eq!(quick.workloads.len(), 11);
         assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
     }
 

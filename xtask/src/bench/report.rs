@@ -177,6 +177,20 @@ fn table(cells: &[Cell], runs: usize) -> String {
             Workload::Search { .. } => {
                 notes.push(format!("{:.0} lines", median(&extra(cell, "lines"))));
             }
+            Workload::SessionLoad { .. } => {
+                let file = median(&extra(cell, "file_bytes"));
+                notes.push(format!(
+                    "CPU: open {} ms, context {} ms; peak RSS {:.1}× the {:.1} MiB file",
+                    ms(median(&extra(cell, "open_cpu_ms"))),
+                    ms(median(&extra(cell, "context_cpu_ms"))),
+                    if file > 0.0 {
+                        peak * 1024.0 / file
+                    } else {
+                        0.0
+                    },
+                    file / 1048576.0
+                ));
+            }
             Workload::Read { bytes } => {
                 let read = median(&extra(cell, "bytes_read"));
                 notes.push(format!(
@@ -391,7 +405,48 @@ fn checks(cells: &[Cell]) -> Vec<Check> {
             });
         }
     }
-    // 6. grep within 1.5× rg, find within 1.5× fd (whole processes, same tree and limit).
+    // 6. Session load: faster than pi on open and on context (CPU time, which load from other
+    // processes on the machine does not inflate as it does wall time), peak RSS ≤ 3× the file.
+    for w in cells
+        .iter()
+        .filter(|c| {
+            matches!(c.workload, Workload::SessionLoad { .. }) && c.subject == Subject::Oxpi
+        })
+        .map(|c| &c.workload)
+    {
+        let cpu = |subject, key| find(cells, w, subject).map(|c| median(&extra(c, key)));
+        let mut parts = Vec::new();
+        let mut pass = None;
+        if let Some(ours) = find(cells, w, Subject::Oxpi) {
+            let file = median(&extra(ours, "file_bytes"));
+            let peak = rss(ours).0 * 1024.0;
+            if file > 0.0 {
+                parts.push(format!("peak RSS {:.2}× the file", peak / file));
+                pass = Some(peak <= 3.0 * file);
+            }
+        }
+        for (step, key) in [("open", "open_cpu_ms"), ("context", "context_cpu_ms")] {
+            if let (Some(ours), Some(pi)) =
+                (cpu(Subject::Oxpi, key), cpu(Subject::PiSessionTs, key))
+            {
+                parts.push(format!("{step} {} vs {} ms CPU", ms(ours), ms(pi)));
+                pass = Some(pass.unwrap_or(true) && ours < pi);
+            }
+        }
+        if parts.is_empty() {
+            parts.push("not measured (see the table)".into());
+        }
+        out.push(Check {
+            target: format!(
+                "{}: less CPU than {} on open and on context; peak RSS ≤ 3× the file",
+                w.label(),
+                Subject::PiSessionTs.name()
+            ),
+            measured: parts.join(", "),
+            pass,
+        });
+    }
+    // 7. grep within 1.5× rg, find within 1.5× fd (whole processes, same tree and limit).
     let mut searches: Vec<&Workload> = Vec::new();
     for c in cells {
         if matches!(c.workload, Workload::Search { .. }) && !searches.contains(&&c.workload) {
@@ -490,6 +545,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     let _ = writeln!(out, "- **Agent loop.** 500 turns on each library's faux provider (16-character deltas), each turn one call to a no-op tool, then a final text reply. Per-turn overhead is the time from one `turn_start` event to the next, median of turns 6–15 (\"turn 10\") and of turns 491–500 (\"turn 500\"); wall is the whole `prompt`. oxpi runs twice: on the default multi-thread runtime and on a current-thread runtime (one thread, like Node's event loop).");
     let _ = writeln!(out, "- **Read tool.** oxpi's `read` on a file of 20-byte lines with default limits (first 2,000 lines, 50 KB), through `AgentTool::execute`; bytes read come from the result's details.");
     let _ = writeln!(out, "- **grep and find.** oxpi's `grep` and `find` tools (`oxpi-bench grep|find`, one call through the tool handle) against the `rg` and `fd` binaries (Debian's `ripgrep` and `fd-find`, installed with apt-get when missing) on the same generated tree (`oxpi-bench tree`: text files in nested directories, a `.gitignore` hiding 2% of them; the same bytes every time), page cache warm. grep looks for a literal and for a regex planted 40 times (under the 100-match limit, so the whole tree is read: `rg --line-number --color=never --hidden`, pi's flags with text output); find lists `**/*.rs` up to 1,000 results (`fd --glob --hidden --max-results 1000 '*.rs'`). oxpi, `rg` and `fd` are timed as whole processes, start to exit; pi's `grep` and `find` (pi-coding-agent 0.73.1 under Node, `bench/node/driver.mjs tool`, spawning those same binaries; `fd` through a wrapper that drops `--no-require-git`, which Debian's fd 8.6 lacks) are timed around `execute()`, Node's start-up outside. CPU and RSS are not read for these rows.");
+    let _ = writeln!(out, "- **Session load.** A session of turns (a user prompt, an assistant reply with text and a tool call, the tool's result; about 400 bytes an entry) written once by pi-coding-agent {}'s own `SessionManager` (`bench/node/session_load.mjs write`), then opened read-only and its context built, each run its own process: oxpi's `SessionManager::open_read_only` and `build_session_context` (`oxpi-bench session-load`) against pi's `SessionManager.open` and `buildSessionContext` under Node 22 (`session_load.mjs load`). The notes give each step's CPU time; the target compares CPU time (wall time on a loaded machine varies far more) and oxpi's peak RSS with the file's size.", super::env::PI16_VERSION);
     let _ = writeln!(out, "- **Columns.** Wall and CPU (user + system, all threads: `getrusage`, `process.cpuUsage`) cover the measured span; peak RSS is the process's (`ru_maxrss`, `resourceUsage().maxRSS`); \"wall vs oxpi\" is the subject's median wall time over oxpi's on the same workload; \"RSS over idle\" is peak RSS minus RSS just before the span, against the content size.\n");
     let _ = writeln!(out, "## Results\n");
     out.push_str(&table(cx.cells, cx.runs));
@@ -541,6 +597,49 @@ mod tests {
             failed: None,
             runs: 1,
         }
+    }
+
+    #[test]
+    fn the_session_load_target_compares_cpu_per_step_and_peak_rss_with_the_file() {
+        let w = Workload::SessionLoad { entries: 50_000 };
+        let sample = |open: f64, context: f64, peak_mib: u64| Cell {
+            workload: w.clone(),
+            subject: Subject::Oxpi,
+            samples: vec![serde_json::json!({
+                "wall_ms": 200.0, "cpu_ms": open + context, "peak_rss_kib": peak_mib * 1024,
+                "rss_before_kib": 0,
+                "extra": {"open_cpu_ms": open, "context_cpu_ms": context, "file_bytes": 20 << 20}
+            })],
+            skipped: None,
+            failed: None,
+            runs: 1,
+        };
+        let pi = Cell {
+            subject: Subject::PiSessionTs,
+            ..sample(330.0, 85.0, 133)
+        };
+        let check = |ours: Cell| {
+            let cells = vec![ours, pi.clone()];
+            let checks = checks(&cells);
+            let found = checks.iter().find(|c| c.target.starts_with("session open"));
+            (
+                found.and_then(|c| c.pass),
+                found.map(|c| c.measured.clone()),
+            )
+        };
+        let (pass, measured) = check(sample(100.0, 20.0, 40));
+        assert_eq!(pass, Some(true), "{measured:?}");
+        assert_eq!(
+            measured.as_deref(),
+            Some("peak RSS 2.00× the file, open 100 vs 330 ms CPU, context 20.0 vs 85.0 ms CPU")
+        );
+        assert_eq!(check(sample(100.0, 20.0, 61)).0, Some(false));
+        assert_eq!(check(sample(100.0, 90.0, 40)).0, Some(false));
+        let text = table(&[sample(100.0, 20.0, 40)], 1);
+        assert!(
+            text.contains("CPU: open 100 ms, context 20.0 ms; peak RSS 2.0× the 20.0 MiB file"),
+            "{text}"
+        );
     }
 
     #[test]

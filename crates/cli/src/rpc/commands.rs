@@ -74,7 +74,10 @@ fn set_model(rpc: &Rpc, model: Model) -> Value {
 /// summary stays a `compactionSummary` message, as in pi), else the agent's messages.
 fn messages(rpc: &Rpc) -> Value {
     rpc.runtime
-        .with_session(|s| Value::Array(s.build_session_context().messages))
+        .with_session(|s| {
+            let messages = s.build_session_context().messages;
+            Value::Array(messages.into_iter().map(|m| m.into_value()).collect())
+        })
         .unwrap_or_else(|| json!(*rpc.runtime.agent.messages()))
 }
 

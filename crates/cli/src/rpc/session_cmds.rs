@@ -293,7 +293,7 @@ pub(crate) async fn dispatch(
                         s.build_session_context()
                             .messages
                             .iter()
-                            .map(oxpi_session::estimate_tokens)
+                            .map(|m| oxpi_session::estimate_tokens(m))
                             .sum()
                     })
                     .unwrap_or(0);
