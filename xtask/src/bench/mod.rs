@@ -11,6 +11,7 @@
 pub(crate) mod env;
 mod report;
 mod search;
+mod tui;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -28,8 +29,10 @@ Measures oxpi, pi-ai 0.73.1 (TypeScript, under Node) and the crates.io Rust port
 the same pre-rendered streams served by a local HTTP server (10-byte deltas): a 100 KB text
 reply, and one tool call of 10 KB, 100 KB, 300 KB and 1 MB in OpenAI Chat Completions and in
 Anthropic Messages format. Also a 500-turn agent loop on the faux provider (oxpi and
-pi-agent-core 0.73.1) and oxpi's read tool on a 1 GB file. Prints one table with the ratios and
-the targets, and writes it to BENCHMARKS.md.
+pi-agent-core 0.73.1) and oxpi's read tool on a 1 GB file. And the interactive mode in tmux,
+oxpi (release build) against pi-coding-agent 1.6 under Node 22: start to editor ready, and CPU
+time while a 100 KB reply streams, without and after 5,000 lines of transcript (tui.rs). Prints
+one table with the ratios and the targets, and writes it to BENCHMARKS.md.
 
 pi-ai TS is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use.
 Without Node or npm its rows say so and oxpi's figures are printed alone. pi-ai TS is quadratic
@@ -37,7 +40,8 @@ in the tool-call size: a row whose estimated time (from the previous size) excee
 skipped and the estimate shown.
 
 Options:
-  --quick            Smoke run for CI: 1 run, sizes up to 100 KB, a 64 MB file;
+  --quick            Smoke run for CI: 1 run, sizes up to 100 KB, a 64 MB file, a 20 KB
+                     interactive reply into the debug build of oxpi;
                      writes target/oxpi-bench/BENCHMARKS-quick.md unless --out is given
   --runs N           Runs per subject and workload (default 5, --quick 1; runs under 50 ms get
                      three times as many)
@@ -110,6 +114,8 @@ pub(crate) enum Workload {
         files: usize,
         bytes: u64,
     },
+    /// The interactive mode in tmux (tui.rs).
+    Tui(tui::TuiWork),
 }
 
 impl Workload {
@@ -137,6 +143,7 @@ impl Workload {
                 files,
                 bytes,
             } => search.label(*files, *bytes),
+            Workload::Tui(work) => work.label(),
         }
     }
 }
@@ -163,6 +170,8 @@ pub(crate) enum Subject {
     Rg,
     /// The `fd` binary.
     Fd,
+    /// pi-coding-agent 1.6 (`pi`) under Node 22, in a terminal.
+    Pi16,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -181,13 +190,14 @@ impl Subject {
             Subject::PiToolsTs => format!("pi-coding-agent TS {PI_TS_VERSION}"),
             Subject::Rg => "rg (ripgrep)".into(),
             Subject::Fd => "fd".into(),
+            Subject::Pi16 => "pi 1.6 (Node 22)".into(),
         }
     }
 
     pub(crate) fn is_node(self) -> bool {
         matches!(
             self,
-            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs
+            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs | Subject::Pi16
         )
     }
 }
@@ -240,6 +250,15 @@ impl Plan {
                 bytes: tree_bytes,
             });
         }
+        // The interactive rows: --quick streams a smaller reply (the debug build runs there).
+        let reply = if options.quick { 20 * KIB } else { 100 * KIB };
+        workloads.push(Workload::Tui(tui::TuiWork::Start));
+        for history_lines in [0, 5_000] {
+            workloads.push(Workload::Tui(tui::TuiWork::Stream {
+                size: reply,
+                history_lines,
+            }));
+        }
         if let Some(only) = &options.only {
             workloads.retain(|w| w.label().contains(only.as_str()));
         }
@@ -287,6 +306,8 @@ struct Env {
     /// The tree the search rows run on.
     tree: Option<search::Tree>,
     binaries: search::Binaries,
+    /// The interactive rows' terminal and programs, or why they are not measured.
+    tui: Result<tui::Setup, String>,
 }
 
 /// Runs `bench`; `Ok(true)` when every oxpi measurement succeeded (missed targets are
@@ -365,11 +386,21 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         .iter()
         .filter_map(|w| match w {
             Workload::Stream { kind, size } => Some(format!("{kind}:{size}")),
+            Workload::Tui(tui::TuiWork::Stream { size, .. }) => Some(format!("tui-text:{size}")),
             _ => None,
         })
         .collect();
     let mut server = Server::start(&bin.join("oxpi-bench"), &prerender.join(","))?;
     println!("==> stream server at {}", server.origin);
+
+    let tui = if plan.workloads.iter().any(|w| matches!(w, Workload::Tui(_))) {
+        prepare_tui(root, &target, &options, &server.origin)
+    } else {
+        Err("not planned".into())
+    };
+    if let Err(why) = &tui {
+        println!("note: interactive rows: {why}");
+    }
 
     let env = Env {
         bench_bin: bin.join("oxpi-bench"),
@@ -381,6 +412,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         read_file,
         tree,
         binaries,
+        tui,
     };
     let cells = measure(&plan, &env);
     server.stop();
@@ -435,6 +467,37 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     Ok(broken.is_empty())
 }
 
+/// The interactive rows' setup: `oxpi` built (release; the debug build under `--quick`), tmux's
+/// server started, pi 1.6 installed unless `--no-node`.
+fn prepare_tui(
+    root: &Path,
+    target: &Path,
+    options: &Options,
+    origin: &str,
+) -> Result<tui::Setup, String> {
+    if !tui::tmux_available() {
+        return Err("tmux not found (apt-get install -y tmux)".into());
+    }
+    let profile = if options.quick { "debug" } else { "release" };
+    let mut build = vec!["build", "-p", "oxpi-cli", "--bin", "oxpi"];
+    if !options.quick {
+        build.push("--release");
+    }
+    println!("==> cargo {}", build.join(" "));
+    env::cargo(root, &build)?;
+    let pi = if options.no_node {
+        Err("not measured (--no-node)".to_string())
+    } else {
+        tui::prepare_pi()
+    };
+    tui::Setup::start(
+        target.join(profile).join("oxpi"),
+        pi,
+        origin,
+        &target.join("oxpi-bench").join("tui"),
+    )
+}
+
 fn subjects(workload: &Workload) -> Vec<Subject> {
     match workload {
         Workload::Stream { kind, .. } if *kind == "openai-text" => {
@@ -452,6 +515,7 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
             Subject::PiAgentCoreTs,
         ],
         Workload::Read { .. } => vec![Subject::Oxpi],
+        Workload::Tui(_) => vec![Subject::Oxpi, Subject::Pi16],
         Workload::Search { search, .. } => match search {
             search::Search::Find => vec![Subject::Oxpi, Subject::Fd, Subject::PiToolsTs],
             _ => vec![Subject::Oxpi, Subject::Rg, Subject::PiToolsTs],
@@ -617,6 +681,23 @@ enum Outcome {
 }
 
 fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
+    if let Workload::Tui(work) = workload {
+        let setup = match &env.tui {
+            Ok(setup) => setup,
+            Err(why) => return Outcome::Skipped(why.clone()),
+        };
+        let program = match subject {
+            Subject::Pi16 => match &setup.pi {
+                Some(pi) => pi.clone(),
+                None => return Outcome::Skipped(setup.no_pi.clone()),
+            },
+            _ => tui::Program::Oxpi(setup.oxpi.clone()),
+        };
+        return match setup.run(*work, &program) {
+            Ok(sample) => Outcome::Ok(sample),
+            Err(why) => Outcome::Failed(why),
+        };
+    }
     if let Workload::Search { search, .. } = workload {
         let Some(tree) = &env.tree else {
             return Outcome::Failed("no tree to search".into());
@@ -808,6 +889,9 @@ mod tests {
                 "grep literal, 20,000 files / 200 MB",
                 "grep regex, 20,000 files / 200 MB",
                 "find '**/*.rs', 20,000 files / 200 MB",
+                "interactive: start to editor ready",
+                "interactive: 100 KB reply streamed",
+                "interactive: 100 KB reply after 5,000 lines",
             ]
         );
         assert_eq!(full.runs, 5);
@@ -821,7 +905,11 @@ mod tests {
             },
         );
         assert_eq!(quick.runs, 1);
-        assert_eq!(quick.workloads.len(), 10);
+        assert_eq!(quick.workloads.len(), 13);
+        assert_eq!(
+            quick.workloads.last().map(Workload::label).as_deref(),
+            Some("interactive: 20 KB reply after 5,000 lines")
+        );
         assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
     }
 

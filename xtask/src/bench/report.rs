@@ -177,6 +177,15 @@ fn table(cells: &[Cell], runs: usize) -> String {
             Workload::Search { .. } => {
                 notes.push(format!("{:.0} lines", median(&extra(cell, "lines"))));
             }
+            Workload::Tui(super::tui::TuiWork::Start) => {
+                notes.push("wall: start to the footer on screen; CPU: until then".into());
+            }
+            Workload::Tui(super::tui::TuiWork::Stream { .. }) => {
+                notes.push(format!(
+                    "CPU {:.1} µs per delta; wall includes 50 ms screen polling",
+                    median(&extra(cell, "cpu_us_per_delta"))
+                ));
+            }
             Workload::Read { bytes } => {
                 let read = median(&extra(cell, "bytes_read"));
                 notes.push(format!(
@@ -420,7 +429,63 @@ fn checks(cells: &[Cell]) -> Vec<Check> {
             pass,
         });
     }
+    tui_checks(cells, &mut out);
     out
+}
+
+fn cpu(cells: &[Cell], workload: &Workload, subject: Subject) -> Option<f64> {
+    find(cells, workload, subject).map(|c| median(&cpus(c)))
+}
+
+/// 7. The interactive mode: oxpi's CPU time under a tenth of pi's while a reply streams; and
+/// the per-delta cost flat: after 5,000 lines of transcript at most 1.5× the cost without.
+fn tui_checks(cells: &[Cell], out: &mut Vec<Check>) {
+    use super::tui::TuiWork;
+    let mut streams: Vec<Workload> = Vec::new();
+    for c in cells {
+        if matches!(c.workload, Workload::Tui(TuiWork::Stream { .. }))
+            && !streams.contains(&c.workload)
+        {
+            streams.push(c.workload.clone());
+        }
+    }
+    for w in &streams {
+        let (measured, pass) = match (cpu(cells, w, Subject::Oxpi), cpu(cells, w, Subject::Pi16)) {
+            (Some(ours), Some(pi)) if pi > 0.0 => (
+                format!("{} of pi's CPU ({} vs {} ms)", ratio(ours / pi), ms(ours), ms(pi)),
+                Some(ours * 10.0 < pi),
+            ),
+            _ => ("not measured (see the table)".to_string(), None),
+        };
+        out.push(Check {
+            target: format!("CPU < 1/10 of {}: {}", Subject::Pi16.name(), w.label()),
+            measured,
+            pass,
+        });
+    }
+    let (Some(flat), Some(long)) = (
+        streams.iter().find(|w| matches!(w, Workload::Tui(TuiWork::Stream { history_lines: 0, .. }))),
+        streams.iter().find(|w| matches!(w, Workload::Tui(TuiWork::Stream { history_lines, .. }) if *history_lines > 0)),
+    ) else {
+        return;
+    };
+    for subject in [Subject::Oxpi, Subject::Pi16] {
+        let per_delta = |w: &Workload| {
+            find(cells, w, subject).map(|c| median(&extra(c, "cpu_us_per_delta")))
+        };
+        let (Some(a), Some(b)) = (per_delta(flat), per_delta(long)) else {
+            continue;
+        };
+        out.push(Check {
+            target: format!(
+                "per-delta CPU flat ({}): {} ≤ 1.5× without history",
+                subject.name(),
+                long.label()
+            ),
+            measured: format!("{} ({a:.1} → {b:.1} µs)", ratio(if a > 0.0 { b / a } else { 0.0 })),
+            pass: (subject == Subject::Oxpi).then_some(b <= 1.5 * a),
+        });
+    }
 }
 
 fn targets(cells: &[Cell]) -> String {

@@ -1,0 +1,460 @@
+//! The interactive-mode rows: `oxpi` and pi-coding-agent 1.6 (Node 22, `--tui-mode regular`,
+//! the mode oxpi's inline view matches) each in a tmux window of 120×40, same directory, same
+//! model served by the bench's stream server:
+//!
+//! - **start**: wall time from starting the program to its editor being ready (the footer
+//!   naming the model is on screen), and the CPU time spent until then;
+//! - **stream**: CPU time of the process from `Enter` to the end of a reply of N bytes in
+//!   10-byte deltas (the reply's last line on screen and the working indicator gone), with no
+//!   history, and after a session of 5,000 earlier transcript lines (`--session`): the per-delta
+//!   cost must stay flat.
+//!
+//! CPU time is the process's `utime + stime` from `/proc/<pid>/stat` (the pane runs the program
+//! itself, by `exec`), peak RSS its `VmHWM`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The last line of the `tui-text` reply (bench/src/payload.rs).
+const END_MARKER: &str = "oxpi-bench: reply complete";
+/// How long one step may take before the run is a failure.
+const STEP_DEADLINE: Duration = Duration::from_secs(180);
+
+/// What an interactive row measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TuiWork {
+    /// Start to editor ready.
+    Start,
+    /// A reply of `size` bytes streamed after `history_lines` earlier transcript lines.
+    Stream { size: usize, history_lines: usize },
+}
+
+impl TuiWork {
+    /// The label in the table.
+    pub(crate) fn label(self) -> String {
+        match self {
+            TuiWork::Start => "interactive: start to editor ready".into(),
+            TuiWork::Stream {
+                size,
+                history_lines: 0,
+            } => format!(
+                "interactive: {} reply streamed",
+                super::report::size_text(size as u64)
+            ),
+            TuiWork::Stream {
+                size,
+                history_lines,
+            } => format!(
+                "interactive: {} reply after {} lines",
+                super::report::size_text(size as u64),
+                thousands(history_lines)
+            ),
+        }
+    }
+}
+
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Who runs in the terminal.
+#[derive(Debug, Clone)]
+pub(crate) enum Program {
+    /// The `oxpi` binary.
+    Oxpi(PathBuf),
+    /// pi's `cli.js` under Node 22 (`node`, `cli`).
+    Pi { node: PathBuf, cli: PathBuf },
+}
+
+/// What the rows need: tmux, the programs, the stream server, a scratch directory.
+#[derive(Debug)]
+pub(crate) struct Setup {
+    /// The tmux server's socket name (`-L`).
+    socket: String,
+    pub(crate) oxpi: PathBuf,
+    /// pi 1.6 under Node 22, when installed.
+    pub(crate) pi: Option<Program>,
+    /// Why pi is not measured.
+    pub(crate) no_pi: String,
+    origin: String,
+    scratch: PathBuf,
+    clock_ticks: f64,
+    /// Numbers the runs (their directories and tmux sessions).
+    count: AtomicUsize,
+}
+
+/// True when `tmux -V` runs.
+pub(crate) fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// pi-coding-agent 1.6.0 and Node 22 from npm, in the cache the tests use
+/// (`$OXPI_HOME/pi-session/pi-1.6.0-node22`, else `~/.cache/oxpi/…`), a marker written last.
+pub(crate) fn prepare_pi() -> Result<Program, String> {
+    let prefix = std::env::var_os("OXPI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/oxpi")))
+        .unwrap_or_else(|| std::env::temp_dir().join("oxpi"))
+        .join("pi-session")
+        .join("pi-1.6.0-node22");
+    let marker = prefix.join(".oxpi-installed");
+    if !marker.is_file() {
+        let _ = std::fs::remove_dir_all(&prefix);
+        std::fs::create_dir_all(&prefix)
+            .map_err(|e| format!("could not create {}: {e}", prefix.display()))?;
+        println!(
+            "==> npm install --prefix {} node@22 @earendil-works/pi-coding-agent@1.6.0",
+            prefix.display()
+        );
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(&prefix)
+            .args(["node@22", "@earendil-works/pi-coding-agent@1.6.0"])
+            .status()
+            .map_err(|e| format!("npm not found: pi 1.6 is not measured ({e})"))?;
+        if !status.success() {
+            return Err(format!("npm install of pi 1.6 failed ({status})"));
+        }
+        std::fs::write(&marker, b"").map_err(|e| format!("{}: {e}", marker.display()))?;
+    }
+    Ok(Program::Pi {
+        node: prefix.join("node_modules/.bin/node"),
+        cli: prefix.join("node_modules/@earendil-works/pi-coding-agent/dist/cli.js"),
+    })
+}
+
+impl Setup {
+    /// Starts a tmux server of its own (a placeholder session keeps it up).
+    pub(crate) fn start(
+        oxpi: PathBuf,
+        pi: Result<Program, String>,
+        origin: &str,
+        scratch: &Path,
+    ) -> Result<Self, String> {
+        let socket = format!("oxpi-bench-{}", std::process::id());
+        let status = Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "keep"])
+            .args(["sleep", "100000"])
+            .status()
+            .map_err(|e| format!("could not run tmux: {e}"))?;
+        if !status.success() {
+            return Err(format!("tmux did not start ({status})"));
+        }
+        let ticks = Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .unwrap_or(100.0);
+        let (pi, no_pi) = match pi {
+            Ok(p) => (Some(p), String::new()),
+            Err(why) => (None, why),
+        };
+        Ok(Self {
+            socket,
+            oxpi,
+            pi,
+            no_pi,
+            origin: origin.to_string(),
+            scratch: scratch.to_path_buf(),
+            clock_ticks: ticks,
+            count: AtomicUsize::new(0),
+        })
+    }
+
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket]);
+        c
+    }
+
+    fn capture(&self, window: &str) -> String {
+        self.tmux()
+            .args(["capture-pane", "-p", "-t", window])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Polls the screen every `every` until `ok`; the screen, or an error with it.
+    fn wait(
+        &self,
+        window: &str,
+        what: &str,
+        every: Duration,
+        ok: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture(window);
+            if ok(&screen) {
+                return Ok(screen);
+            }
+            if start.elapsed() > STEP_DEADLINE {
+                let tail: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+                let tail = tail[tail.len().saturating_sub(6)..].join(" / ");
+                return Err(format!("no {what} within {STEP_DEADLINE:?}; screen: {tail}"));
+            }
+            std::thread::sleep(every);
+        }
+    }
+
+    /// `(cpu ms, VmRSS KiB, VmHWM KiB)` of `pid`.
+    fn usage(&self, pid: u32) -> Result<(f64, f64, f64), String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_err(|e| format!("the process is gone ({e})"))?;
+        // Fields after the command name, which is in parentheses.
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        // utime and stime are fields 14 and 15 of stat: 11 and 12 after the name and state.
+        let cpu_ms = (ticks(11) + ticks(12)) / self.clock_ticks * 1000.0;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let kib = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        Ok((cpu_ms, kib("VmRSS:"), kib("VmHWM:")))
+    }
+
+    /// One run of `work` by `program`: the JSON sample the report reads.
+    pub(crate) fn run(&self, work: TuiWork, program: &Program) -> Result<Value, String> {
+        let n = self.count.fetch_add(1, Ordering::Relaxed);
+        let dir = self.scratch.join(format!("run-{n}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let home = dir.join("home");
+        let project = dir.join("project");
+        for d in [&home, &project] {
+            std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        let size = match work {
+            TuiWork::Start => 1024,
+            TuiWork::Stream { size, .. } => size,
+        };
+        let base_url = format!("{}/tui-text/{size}", self.origin);
+        let mut args: Vec<String> = Vec::new();
+        match program {
+            Program::Oxpi(_) => args.extend(
+                ["--base-url", &base_url, "--model", "bench-model"].map(String::from),
+            ),
+            Program::Pi { .. } => {
+                let agent = home.join(".pi/agent");
+                std::fs::create_dir_all(&agent).map_err(|e| e.to_string())?;
+                let models = json!({"providers": {"bench": {
+                    "baseUrl": base_url, "api": "openai-completions", "apiKey": "bench-key",
+                    "models": [{"id": "bench-model", "contextWindow": 1_000_000}],
+                }}});
+                std::fs::write(agent.join("models.json"), models.to_string())
+                    .map_err(|e| e.to_string())?;
+                args.extend(
+                    ["--tui-mode", "regular", "--provider", "bench", "--model", "bench-model"]
+                        .map(String::from),
+                );
+            }
+        }
+        if let TuiWork::Stream { history_lines, .. } = work {
+            if history_lines > 0 {
+                let file = dir.join("history.jsonl");
+                write_history(&file, &project, history_lines)?;
+                args.push("--session".into());
+                args.push(file.display().to_string());
+            }
+        }
+        let program_words: Vec<String> = match program {
+            Program::Oxpi(bin) => vec![bin.display().to_string()],
+            Program::Pi { node, cli } => vec![node.display().to_string(), cli.display().to_string()],
+        };
+        let quoted: Vec<String> = program_words
+            .iter()
+            .chain(&args)
+            .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+            .collect();
+        let script = format!(
+            "cd '{}' && exec env -u PI_CODING_AGENT_DIR -u OPENAI_API_KEY HOME='{}' PI_OFFLINE=1 {}",
+            project.display(),
+            home.display(),
+            quoted.join(" ")
+        );
+        let window = format!("run{n}");
+        let started = Instant::now();
+        let status = self
+            .tmux()
+            .args(["new-session", "-d", "-s", &window, "-x", "120", "-y", "40"])
+            .args(["sh", "-c", &script])
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("tmux new-session failed ({status})"));
+        }
+        let result = self.measure(work, &window, started);
+        let _ = self.tmux().args(["kill-session", "-t", &window]).status();
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
+    fn measure(&self, work: TuiWork, window: &str, started: Instant) -> Result<Value, String> {
+        self.wait(window, "editor", Duration::from_millis(10), |s| {
+            s.contains("bench-model")
+        })?;
+        let ready_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let pid: u32 = self
+            .tmux()
+            .args(["display", "-p", "-t", window, "#{pane_pid}"])
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .ok_or("no pane pid")?;
+        let (cpu_ready, rss_ready, _) = self.usage(pid)?;
+        let TuiWork::Stream { size, .. } = work else {
+            let (_, _, peak) = self.usage(pid)?;
+            return Ok(json!({
+                "status": "ok", "wall_ms": ready_ms, "cpu_ms": cpu_ready,
+                "peak_rss_kib": peak, "rss_before_kib": 0.0,
+            }));
+        };
+        // Let the start settle (a history is drawn), then measure from Enter to the end.
+        self.settle(pid)?;
+        let (cpu0, rss0, _) = self.usage(pid)?;
+        let t0 = Instant::now();
+        for keys in [&["-l", "go"][..], &["Enter"][..]] {
+            self.tmux()
+                .args(["send-keys", "-t", window])
+                .args(keys)
+                .status()
+                .map_err(|e| e.to_string())?;
+        }
+        self.wait(window, "end of the reply", Duration::from_millis(50), |s| {
+            s.contains(END_MARKER) && !s.contains("Working")
+        })?;
+        let wall_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let (cpu1, _, peak) = self.usage(pid)?;
+        let deltas = size.div_ceil(10) as f64;
+        let _ = rss_ready;
+        Ok(json!({
+            "status": "ok", "wall_ms": wall_ms, "cpu_ms": cpu1 - cpu0,
+            "peak_rss_kib": peak, "rss_before_kib": rss0,
+            "extra": {"cpu_us_per_delta": (cpu1 - cpu0) * 1000.0 / deltas, "start_ms": ready_ms},
+        }))
+    }
+
+    /// Waits until `pid` has used no CPU for half a second (at most the step deadline).
+    fn settle(&self, pid: u32) -> Result<(), String> {
+        let start = Instant::now();
+        let mut last = self.usage(pid)?.0;
+        loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let now = self.usage(pid)?.0;
+            if now == last || start.elapsed() > STEP_DEADLINE {
+                return Ok(());
+            }
+            last = now;
+        }
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
+/// A pi session file (version 3) in `cwd` whose transcript is `lines` lines: turns of one user
+/// line and an assistant reply of a 99-item Markdown list.
+pub(crate) fn write_history(file: &Path, cwd: &Path, lines: usize) -> Result<(), String> {
+    let stamp = "2026-01-01T00:00:00.000Z";
+    let mut out = json!({"type": "session", "version": 3, "id": "0190a000-0000-7000-8000-000000000001",
+        "timestamp": stamp, "cwd": cwd.display().to_string()})
+    .to_string();
+    out.push('\n');
+    let usage = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let mut parent: Option<String> = None;
+    let mut written = 0;
+    let mut turn = 0;
+    while written < lines {
+        turn += 1;
+        let items = (lines - written - 1).min(99);
+        let reply: Vec<String> = (1..=items)
+            .map(|i| format!("- item {i} of earlier reply {turn}"))
+            .collect();
+        for (role, message) in [
+            (
+                "u",
+                json!({"role": "user", "content": [{"type": "text", "text": format!("earlier question {turn}")}],
+                    "timestamp": 1}),
+            ),
+            (
+                "a",
+                json!({"role": "assistant", "content": [{"type": "text", "text": reply.join("\n")}],
+                    "api": "openai-completions", "provider": "bench", "model": "bench-model",
+                    "usage": usage, "stopReason": "stop", "timestamp": 1}),
+            ),
+        ] {
+            let id = format!("{role}{turn:07}");
+            let entry = json!({"type": "message", "id": id, "parentId": parent,
+                "timestamp": stamp, "message": message});
+            out.push_str(&entry.to_string());
+            out.push('\n');
+            parent = Some(id);
+        }
+        written += items + 1;
+    }
+    std::fs::write(file, out).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_and_the_history_file() {
+        assert_eq!(
+            TuiWork::Stream {
+                size: 100 * 1024,
+                history_lines: 5000
+            }
+            .label(),
+            "interactive: 100 KB reply after 5,000 lines"
+        );
+        assert_eq!(
+            TuiWork::Stream {
+                size: 100 * 1024,
+                history_lines: 0
+            }
+            .label(),
+            "interactive: 100 KB reply streamed"
+        );
+        let dir = std::env::temp_dir().join(format!("oxpi-tui-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("h.jsonl");
+        write_history(&file, &dir, 5000).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let shown: usize = entries[1..]
+            .iter()
+            .map(|e| e["message"]["content"][0]["text"].as_str().unwrap().lines().count())
+            .sum();
+        assert_eq!(shown, 5000);
+        assert_eq!(entries[2]["parentId"], entries[1]["id"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
