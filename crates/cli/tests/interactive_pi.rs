@@ -62,12 +62,16 @@ async fn a_session_of_the_interactive_mode_with_an_aborted_bash_call_opens_in_pi
     assert_eq!(view["leaf"], *ids.last().unwrap(), "pi's leaf is the last entry");
     let seen = roles_and_texts(&view);
     let roles: Vec<&str> = seen.iter().map(|(r, _)| r.as_str()).collect();
+    // The system prompt as oxpi records it (pi 1.6 records one too), the aborted run (its
+    // call, the call's result, the reply cut by the abort), then the next run.
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",
+            "assistant",
             "user",
             "assistant",
             "toolResult",
@@ -75,10 +79,12 @@ async fn a_session_of_the_interactive_mode_with_an_aborted_bash_call_opens_in_pi
         ],
         "{seen:?}"
     );
-    assert_eq!(seen[0].1, "please bash sleep 60");
-    assert_eq!(seen[1].1, "[bash]");
-    assert_eq!(seen[3].1, "please read notes.txt");
-    assert_eq!(seen[6].1, "Done: the answer is 42");
+    assert_eq!(seen[1].1, "please bash sleep 60");
+    assert_eq!(seen[2].1, "[bash]");
+    assert_eq!(view["messages"][4]["stopReason"], "aborted", "{view}");
+    assert_eq!(seen[5].1, "please read notes.txt");
+    assert_eq!(seen[6].1, "[read]");
+    assert_eq!(seen[8].1, "Done: the answer is 42");
     let results: Vec<&Value> = view["messages"]
         .as_array()
         .unwrap()
@@ -149,7 +155,7 @@ async fn a_session_pi_wrote_resumes_in_the_interactive_mode_and_opens_in_pi_agai
     assert_eq!(session_files(&d.home), files, "the same file is continued");
     let view = pi::open_session(&prefix, &files[0]);
     assert_eq!(
-        roles_and_texts(&view),
+        roles_and_texts(&view)[1..],
         [
             ("user".into(), "the question pi asked".into()),
             ("assistant".into(), "Echo: the question pi asked".into()),
@@ -157,6 +163,7 @@ async fn a_session_pi_wrote_resumes_in_the_interactive_mode_and_opens_in_pi_agai
             ("assistant".into(), "Echo: and oxpi follows".into()),
         ]
     );
+    assert_eq!(view["messages"][0]["role"], "system", "pi's own system-prompt record");
     let ids = view["ids"].as_array().unwrap();
     assert_eq!(view["leaf"], *ids.last().unwrap());
 }

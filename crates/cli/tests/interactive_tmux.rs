@@ -387,6 +387,8 @@ async fn tree_filters_and_a_label_written_as_pi_writes_it() {
     tmux.wait_text("Session tree [all]").await;
     tmux.wait_text("[label: start here]").await;
     tmux.keys(&["Escape"]);
+    tmux.wait_for("the tree to close", |s| !s.contains("Session tree"))
+        .await;
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
     let lines = session_lines(&d.home);

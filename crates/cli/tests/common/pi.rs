@@ -120,7 +120,7 @@ pub fn without(value: &Value, drop: &[&str]) -> Value {
 
 /// What pi's `SessionManager` sees in the session `file` (tests/common/pi_session.mjs): the
 /// header, the entry ids, the leaf, the name, and the context's messages as `{role, text,
-/// toolCallId}`. Panics with pi's stderr when pi cannot open it.
+/// toolCallId, stopReason}`. Panics with pi's stderr when pi cannot open it.
 pub fn open_session(prefix: &Path, file: &Path) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/pi_session.mjs");
     let output = Command::new(node(prefix))

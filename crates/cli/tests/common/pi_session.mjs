@@ -1,6 +1,6 @@
 // Opens a session file with pi-coding-agent's own SessionManager and prints what pi sees as one
 // JSON document: the header, the entry ids, the leaf, the name, and the context pi would send
-// (buildSessionContext) reduced to role and text per message.
+// (buildSessionContext) reduced to role, text, tool call id and stop reason per message.
 //
 // argv[2]: the install prefix; argv[3]: the session file.
 
@@ -27,6 +27,7 @@ console.log(
       role: m.role,
       text: text(m.content),
       toolCallId: m.toolCallId ?? null,
+      stopReason: m.stopReason ?? null,
     })),
   }),
 );
