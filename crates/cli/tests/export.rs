@@ -30,16 +30,16 @@ async fn export_writes_the_session_as_a_page_and_names_it_as_pi_does() {
     let out = run(command).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let default = d.project.join(format!("oxpi-session-{stem}.html"));
-    assert_eq!(
-        out.stdout,
-        format!("Exported to: {}\n", default.display())
-    );
+    assert_eq!(out.stdout, format!("Exported to: {}\n", default.display()));
     let page = std::fs::read_to_string(&default).unwrap();
     assert!(page.starts_with("<!doctype html>"), "{page}");
     assert!(page.contains("<pre>please read notes.txt</pre>"), "{page}");
     assert!(page.contains("Tool call: read"), "{page}");
     assert!(page.contains("the &lt;answer&gt; is 42"), "{page}");
-    assert!(page.contains("<pre>Done: the &lt;answer&gt; is 42</pre>"), "{page}");
+    assert!(
+        page.contains("<pre>Done: the &lt;answer&gt; is 42</pre>"),
+        "{page}"
+    );
     assert!(!page.contains("<script"), "{page}");
 
     // An output named (relative to the working directory); nothing is run, no session added.
@@ -50,7 +50,11 @@ async fn export_writes_the_session_as_a_page_and_names_it_as_pi_does() {
     let named = d.project.join("page.html");
     assert_eq!(out.stdout, format!("Exported to: {}\n", named.display()));
     assert_eq!(std::fs::read_to_string(&named).unwrap(), page);
-    assert_eq!(server.requests().len(), 2, "exporting asks the model nothing");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "exporting asks the model nothing"
+    );
     assert_eq!(session_files(&d.home).len(), 1);
 
     // A missing file: exit 1 and pi's message.

@@ -59,7 +59,11 @@ async fn a_session_of_the_interactive_mode_with_an_aborted_bash_call_opens_in_pi
     let view = pi::open_session(&prefix, &files[0]);
     assert_eq!(view["header"]["cwd"], json!(d.project.to_string_lossy()));
     let ids = view["ids"].as_array().unwrap();
-    assert_eq!(view["leaf"], *ids.last().unwrap(), "pi's leaf is the last entry");
+    assert_eq!(
+        view["leaf"],
+        *ids.last().unwrap(),
+        "pi's leaf is the last entry"
+    );
     let seen = roles_and_texts(&view);
     let roles: Vec<&str> = seen.iter().map(|(r, _)| r.as_str()).collect();
     // The system prompt as oxpi records it (pi 1.6 records one too), the aborted run (its
@@ -163,7 +167,10 @@ async fn a_session_pi_wrote_resumes_in_the_interactive_mode_and_opens_in_pi_agai
             ("assistant".into(), "Echo: and oxpi follows".into()),
         ]
     );
-    assert_eq!(view["messages"][0]["role"], "system", "pi's own system-prompt record");
+    assert_eq!(
+        view["messages"][0]["role"], "system",
+        "pi's own system-prompt record"
+    );
     let ids = view["ids"].as_array().unwrap();
     assert_eq!(view["leaf"], *ids.last().unwrap());
 }

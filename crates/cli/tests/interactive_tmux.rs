@@ -380,7 +380,8 @@ async fn tree_filters_and_a_label_written_as_pi_writes_it() {
     tmux.wait_text("Label (empty removes it):").await;
     tmux.type_text("start here");
     tmux.keys(&["Enter"]);
-    tmux.wait_text("[start here] user: please read notes.txt").await;
+    tmux.wait_text("[start here] user: please read notes.txt")
+        .await;
     tmux.keys(&["C-l"]);
     tmux.wait_text("Session tree [labeled]").await;
     tmux.keys(&["C-o"]);

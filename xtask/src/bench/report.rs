@@ -452,7 +452,12 @@ fn tui_checks(cells: &[Cell], out: &mut Vec<Check>) {
     for w in &streams {
         let (measured, pass) = match (cpu(cells, w, Subject::Oxpi), cpu(cells, w, Subject::Pi16)) {
             (Some(ours), Some(pi)) if pi > 0.0 => (
-                format!("{} of pi's CPU ({} vs {} ms)", ratio(ours / pi), ms(ours), ms(pi)),
+                format!(
+                    "{} of pi's CPU ({} vs {} ms)",
+                    ratio(ours / pi),
+                    ms(ours),
+                    ms(pi)
+                ),
                 Some(ours * 10.0 < pi),
             ),
             _ => ("not measured (see the table)".to_string(), None),
@@ -470,9 +475,8 @@ fn tui_checks(cells: &[Cell], out: &mut Vec<Check>) {
         return;
     };
     for subject in [Subject::Oxpi, Subject::Pi16] {
-        let per_delta = |w: &Workload| {
-            find(cells, w, subject).map(|c| median(&extra(c, "cpu_us_per_delta")))
-        };
+        let per_delta =
+            |w: &Workload| find(cells, w, subject).map(|c| median(&extra(c, "cpu_us_per_delta")));
         let (Some(a), Some(b)) = (per_delta(flat), per_delta(long)) else {
             continue;
         };
@@ -482,7 +486,10 @@ fn tui_checks(cells: &[Cell], out: &mut Vec<Check>) {
                 subject.name(),
                 long.label()
             ),
-            measured: format!("{} ({a:.1} → {b:.1} µs)", ratio(if a > 0.0 { b / a } else { 0.0 })),
+            measured: format!(
+                "{} ({a:.1} → {b:.1} µs)",
+                ratio(if a > 0.0 { b / a } else { 0.0 })
+            ),
             pass: (subject == Subject::Oxpi).then_some(b <= 1.5 * a),
         });
     }

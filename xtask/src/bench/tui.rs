@@ -123,7 +123,13 @@ pub(crate) fn prepare_pi() -> Result<Program, String> {
             prefix.display()
         );
         let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+            ])
             .arg(&prefix)
             .args(["node@22", "@earendil-works/pi-coding-agent@1.6.0"])
             .status()
@@ -149,7 +155,16 @@ impl Setup {
     ) -> Result<Self, String> {
         let socket = format!("oxpi-bench-{}", std::process::id());
         let status = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "keep"])
+            .args([
+                "-L",
+                &socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "keep",
+            ])
             .args(["sleep", "100000"])
             .status()
             .map_err(|e| format!("could not run tmux: {e}"))?;
@@ -209,7 +224,9 @@ impl Setup {
             if start.elapsed() > STEP_DEADLINE {
                 let tail: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
                 let tail = tail[tail.len().saturating_sub(6)..].join(" / ");
-                return Err(format!("no {what} within {STEP_DEADLINE:?}; screen: {tail}"));
+                return Err(format!(
+                    "no {what} within {STEP_DEADLINE:?}; screen: {tail}"
+                ));
             }
             std::thread::sleep(every);
         }
@@ -222,7 +239,12 @@ impl Setup {
         // Fields after the command name, which is in parentheses.
         let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
         let fields: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
         // utime and stime are fields 14 and 15 of stat: 11 and 12 after the name and state.
         let cpu_ms = (ticks(11) + ticks(12)) / self.clock_ticks * 1000.0;
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -253,9 +275,9 @@ impl Setup {
         let base_url = format!("{}/tui-text/{size}", self.origin);
         let mut args: Vec<String> = Vec::new();
         match program {
-            Program::Oxpi(_) => args.extend(
-                ["--base-url", &base_url, "--model", "bench-model"].map(String::from),
-            ),
+            Program::Oxpi(_) => {
+                args.extend(["--base-url", &base_url, "--model", "bench-model"].map(String::from))
+            }
             Program::Pi { .. } => {
                 let agent = home.join(".pi/agent");
                 std::fs::create_dir_all(&agent).map_err(|e| e.to_string())?;
@@ -266,8 +288,15 @@ impl Setup {
                 std::fs::write(agent.join("models.json"), models.to_string())
                     .map_err(|e| e.to_string())?;
                 args.extend(
-                    ["--tui-mode", "regular", "--provider", "bench", "--model", "bench-model"]
-                        .map(String::from),
+                    [
+                        "--tui-mode",
+                        "regular",
+                        "--provider",
+                        "bench",
+                        "--model",
+                        "bench-model",
+                    ]
+                    .map(String::from),
                 );
             }
         }
@@ -281,7 +310,9 @@ impl Setup {
         }
         let program_words: Vec<String> = match program {
             Program::Oxpi(bin) => vec![bin.display().to_string()],
-            Program::Pi { node, cli } => vec![node.display().to_string(), cli.display().to_string()],
+            Program::Pi { node, cli } => {
+                vec![node.display().to_string(), cli.display().to_string()]
+            }
         };
         let quoted: Vec<String> = program_words
             .iter()
@@ -381,9 +412,10 @@ impl Drop for Setup {
 /// line and an assistant reply of a 99-item Markdown list.
 pub(crate) fn write_history(file: &Path, cwd: &Path, lines: usize) -> Result<(), String> {
     let stamp = "2026-01-01T00:00:00.000Z";
-    let mut out = json!({"type": "session", "version": 3, "id": "0190a000-0000-7000-8000-000000000001",
+    let mut out =
+        json!({"type": "session", "version": 3, "id": "0190a000-0000-7000-8000-000000000001",
         "timestamp": stamp, "cwd": cwd.display().to_string()})
-    .to_string();
+        .to_string();
     out.push('\n');
     let usage = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
@@ -448,10 +480,19 @@ mod tests {
         let file = dir.join("h.jsonl");
         write_history(&file, &dir, 5000).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
-        let entries: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let entries: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let shown: usize = entries[1..]
             .iter()
-            .map(|e| e["message"]["content"][0]["text"].as_str().unwrap().lines().count())
+            .map(|e| {
+                e["message"]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .lines()
+                    .count()
+            })
             .sum();
         assert_eq!(shown, 5000);
         assert_eq!(entries[2]["parentId"], entries[1]["id"]);

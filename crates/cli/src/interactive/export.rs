@@ -121,7 +121,11 @@ pub(crate) fn export(
 /// `oxpi --export <input> [output]` (pi's): the page of the session file `input` (its current
 /// path, read only: no lock taken), written to `output` or `oxpi-session-<input stem>.html`,
 /// both relative to `cwd`. Returns the path written.
-pub(crate) fn export_file(input: &Path, output: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
+pub(crate) fn export_file(
+    input: &Path,
+    output: Option<&str>,
+    cwd: &Path,
+) -> Result<PathBuf, String> {
     let input = cwd.join(input);
     if !input.is_file() {
         return Err(format!("File not found: {}", input.display()));
@@ -137,7 +141,8 @@ pub(crate) fn export_file(input: &Path, output: Option<&str>, cwd: &Path) -> Res
         Some(out) => cwd.join(out),
         None => cwd.join(format!("oxpi-session-{stem}.html")),
     };
-    std::fs::write(&path, html(&stem, &messages)).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, html(&stem, &messages))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 

@@ -95,7 +95,11 @@ fn tool_call_text(name: &str, args: &Value) -> String {
         "bash" => {
             let command = s("command", "");
             let short: String = one_line(&command).chars().take(50).collect();
-            let more = if command.chars().count() > 50 { "..." } else { "" };
+            let more = if command.chars().count() > 50 {
+                "..."
+            } else {
+                ""
+            };
             format!("[bash: {short}{more}]")
         }
         "grep" => format!("[grep: /{}/ in {}]", s("pattern", ""), s("path", ".")),
@@ -153,7 +157,11 @@ impl TreeKeys {
             Key::Home => self.filter.toggled(TreeFilter::All),
             Key::CtrlO => self.filter.next(),
             Key::Char('L') => {
-                return Some(selector.chosen().map(|id| Action::TreeEditLabel(id.to_string())));
+                return Some(
+                    selector
+                        .chosen()
+                        .map(|id| Action::TreeEditLabel(id.to_string())),
+                );
             }
             _ => return None,
         };
@@ -174,7 +182,12 @@ fn display(
     let role = entry.message_role();
     let settings = matches!(
         kind,
-        "label" | "context_edit" | "custom" | "model_change" | "thinking_level_change" | "session_info"
+        "label"
+            | "context_edit"
+            | "custom"
+            | "model_change"
+            | "thinking_level_change"
+            | "session_info"
     );
     let passes = match filter {
         TreeFilter::Default => !settings,
