@@ -394,7 +394,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     println!("==> stream server at {}", server.origin);
 
     let tui = if plan.workloads.iter().any(|w| matches!(w, Workload::Tui(_))) {
-        prepare_tui(root, &target, &options, &server.origin)
+        tui::prepare(root, &target, &options, &server.origin)
     } else {
         Err("not planned".into())
     };
@@ -465,37 +465,6 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         eprintln!("error: oxpi failed: {line}");
     }
     Ok(broken.is_empty())
-}
-
-/// The interactive rows' setup: `oxpi` built (release; the debug build under `--quick`), tmux's
-/// server started, pi 1.6 installed unless `--no-node`.
-fn prepare_tui(
-    root: &Path,
-    target: &Path,
-    options: &Options,
-    origin: &str,
-) -> Result<tui::Setup, String> {
-    if !tui::tmux_available() {
-        return Err("tmux not found (apt-get install -y tmux)".into());
-    }
-    let profile = if options.quick { "debug" } else { "release" };
-    let mut build = vec!["build", "-p", "oxpi-cli", "--bin", "oxpi"];
-    if !options.quick {
-        build.push("--release");
-    }
-    println!("==> cargo {}", build.join(" "));
-    env::cargo(root, &build)?;
-    let pi = if options.no_node {
-        Err("not measured (--no-node)".to_string())
-    } else {
-        tui::prepare_pi()
-    };
-    tui::Setup::start(
-        target.join(profile).join("oxpi"),
-        pi,
-        origin,
-        &target.join("oxpi-bench").join("tui"),
-    )
 }
 
 fn subjects(workload: &Workload) -> Vec<Subject> {

@@ -44,11 +44,13 @@ pub(crate) fn walls(cell: &Cell) -> Vec<f64> {
     field(cell, |s| s["wall_ms"].as_f64())
 }
 
-fn cpus(cell: &Cell) -> Vec<f64> {
+/// CPU times (ms) of a cell's runs.
+pub(super) fn cpus(cell: &Cell) -> Vec<f64> {
     field(cell, |s| s["cpu_ms"].as_f64())
 }
 
-fn extra(cell: &Cell, key: &str) -> Vec<f64> {
+/// The `extra.<key>` figures of a cell's runs.
+pub(super) fn extra(cell: &Cell, key: &str) -> Vec<f64> {
     field(cell, |s| s["extra"][key].as_f64())
 }
 
@@ -77,7 +79,12 @@ pub(crate) struct Context<'a> {
     pub(crate) elapsed_s: f64,
 }
 
-fn find<'a>(cells: &'a [Cell], workload: &Workload, subject: Subject) -> Option<&'a Cell> {
+/// The measured cell of `subject` on `workload`.
+pub(super) fn find<'a>(
+    cells: &'a [Cell],
+    workload: &Workload,
+    subject: Subject,
+) -> Option<&'a Cell> {
     cells
         .iter()
         .find(|c| &c.workload == workload && c.subject == subject)
@@ -88,7 +95,8 @@ fn wall(cells: &[Cell], workload: &Workload, subject: Subject) -> Option<f64> {
     find(cells, workload, subject).map(|c| median(&walls(c)))
 }
 
-fn ms(value: f64) -> String {
+/// A duration in ms with sensible digits.
+pub(super) fn ms(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}")
     } else if value >= 10.0 {
@@ -98,7 +106,8 @@ fn ms(value: f64) -> String {
     }
 }
 
-fn ratio(value: f64) -> String {
+/// A ratio with sensible digits and `×`.
+pub(super) fn ratio(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}×")
     } else if value >= 10.0 {
@@ -429,70 +438,14 @@ fn checks(cells: &[Cell]) -> Vec<Check> {
             pass,
         });
     }
-    tui_checks(cells, &mut out);
-    out
-}
-
-fn cpu(cells: &[Cell], workload: &Workload, subject: Subject) -> Option<f64> {
-    find(cells, workload, subject).map(|c| median(&cpus(c)))
-}
-
-/// 7. The interactive mode: oxpi's CPU time under a tenth of pi's while a reply streams; and
-/// the per-delta cost flat: after 5,000 lines of transcript at most 1.5× the cost without.
-fn tui_checks(cells: &[Cell], out: &mut Vec<Check>) {
-    use super::tui::TuiWork;
-    let mut streams: Vec<Workload> = Vec::new();
-    for c in cells {
-        if matches!(c.workload, Workload::Tui(TuiWork::Stream { .. }))
-            && !streams.contains(&c.workload)
-        {
-            streams.push(c.workload.clone());
-        }
-    }
-    for w in &streams {
-        let (measured, pass) = match (cpu(cells, w, Subject::Oxpi), cpu(cells, w, Subject::Pi16)) {
-            (Some(ours), Some(pi)) if pi > 0.0 => (
-                format!(
-                    "{} of pi's CPU ({} vs {} ms)",
-                    ratio(ours / pi),
-                    ms(ours),
-                    ms(pi)
-                ),
-                Some(ours * 10.0 < pi),
-            ),
-            _ => ("not measured (see the table)".to_string(), None),
-        };
+    for (target, measured, pass) in super::tui::checks(cells) {
         out.push(Check {
-            target: format!("CPU < 1/10 of {}: {}", Subject::Pi16.name(), w.label()),
+            target,
             measured,
             pass,
         });
     }
-    let (Some(flat), Some(long)) = (
-        streams.iter().find(|w| matches!(w, Workload::Tui(TuiWork::Stream { history_lines: 0, .. }))),
-        streams.iter().find(|w| matches!(w, Workload::Tui(TuiWork::Stream { history_lines, .. }) if *history_lines > 0)),
-    ) else {
-        return;
-    };
-    for subject in [Subject::Oxpi, Subject::Pi16] {
-        let per_delta =
-            |w: &Workload| find(cells, w, subject).map(|c| median(&extra(c, "cpu_us_per_delta")));
-        let (Some(a), Some(b)) = (per_delta(flat), per_delta(long)) else {
-            continue;
-        };
-        out.push(Check {
-            target: format!(
-                "per-delta CPU flat ({}): {} ≤ 1.5× without history",
-                subject.name(),
-                long.label()
-            ),
-            measured: format!(
-                "{} ({a:.1} → {b:.1} µs)",
-                ratio(if a > 0.0 { b / a } else { 0.0 })
-            ),
-            pass: (subject == Subject::Oxpi).then_some(b <= 1.5 * a),
-        });
-    }
+    out
 }
 
 fn targets(cells: &[Cell]) -> String {

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::report::{cpus, extra, find, median, ms, ratio};
+use super::{Cell, Subject, Workload};
+
 /// The last line of the `tui-text` reply (bench/src/payload.rs).
 const END_MARKER: &str = "oxpi-bench: reply complete";
 /// How long one step may take before the run is a failure.
@@ -84,6 +87,8 @@ pub(crate) struct Setup {
     /// The tmux server's socket name (`-L`).
     socket: String,
     pub(crate) oxpi: PathBuf,
+    /// `release`, or `debug` under `--quick` (its CPU figures are not the reference).
+    build: &'static str,
     /// pi 1.6 under Node 22, when installed.
     pub(crate) pi: Option<Program>,
     /// Why pi is not measured.
@@ -145,10 +150,43 @@ pub(crate) fn prepare_pi() -> Result<Program, String> {
     })
 }
 
+/// The interactive rows' setup: `oxpi` built (release; the debug build under `--quick`), tmux's
+/// server started, pi 1.6 installed unless `--no-node`.
+pub(crate) fn prepare(
+    root: &Path,
+    target: &Path,
+    options: &super::Options,
+    origin: &str,
+) -> Result<Setup, String> {
+    if !tmux_available() {
+        return Err("tmux not found (apt-get install -y tmux)".into());
+    }
+    let profile = if options.quick { "debug" } else { "release" };
+    let mut build = vec!["build", "-p", "oxpi-cli", "--bin", "oxpi"];
+    if !options.quick {
+        build.push("--release");
+    }
+    println!("==> cargo {}", build.join(" "));
+    super::env::cargo(root, &build)?;
+    let pi = if options.no_node {
+        Err("not measured (--no-node)".to_string())
+    } else {
+        prepare_pi()
+    };
+    Setup::start(
+        target.join(profile).join("oxpi"),
+        profile,
+        pi,
+        origin,
+        &target.join("oxpi-bench").join("tui"),
+    )
+}
+
 impl Setup {
     /// Starts a tmux server of its own (a placeholder session keeps it up).
     pub(crate) fn start(
         oxpi: PathBuf,
+        build: &'static str,
         pi: Result<Program, String>,
         origin: &str,
         scratch: &Path,
@@ -184,6 +222,7 @@ impl Setup {
         Ok(Self {
             socket,
             oxpi,
+            build,
             pi,
             no_pi,
             origin: origin.to_string(),
@@ -336,7 +375,12 @@ impl Setup {
         if !status.success() {
             return Err(format!("tmux new-session failed ({status})"));
         }
-        let result = self.measure(work, &window, started);
+        let result = self.measure(work, &window, started).map(|mut sample| {
+            if matches!(program, Program::Oxpi(_)) {
+                sample["build"] = json!(self.build);
+            }
+            sample
+        });
         let _ = self.tmux().args(["kill-session", "-t", &window]).status();
         let _ = std::fs::remove_dir_all(&dir);
         result
@@ -354,7 +398,7 @@ impl Setup {
             .ok()
             .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
             .ok_or("no pane pid")?;
-        let (cpu_ready, rss_ready, _) = self.usage(pid)?;
+        let (cpu_ready, _, _) = self.usage(pid)?;
         let TuiWork::Stream { size, .. } = work else {
             let (_, _, peak) = self.usage(pid)?;
             return Ok(json!({
@@ -379,7 +423,6 @@ impl Setup {
         let wall_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let (cpu1, _, peak) = self.usage(pid)?;
         let deltas = size.div_ceil(10) as f64;
-        let _ = rss_ready;
         Ok(json!({
             "status": "ok", "wall_ms": wall_ms, "cpu_ms": cpu1 - cpu0,
             "peak_rss_kib": peak, "rss_before_kib": rss0,
@@ -451,6 +494,80 @@ pub(crate) fn write_history(file: &Path, cwd: &Path, lines: usize) -> Result<(),
         written += items + 1;
     }
     std::fs::write(file, out).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+fn cpu(cells: &[Cell], workload: &Workload, subject: Subject) -> Option<f64> {
+    find(cells, workload, subject).map(|c| median(&cpus(c)))
+}
+
+/// The targets of the interactive rows, as `(target, measured, met)`: oxpi's CPU time under a
+/// tenth of pi's while a reply streams; the per-delta cost flat (after 5,000 lines of transcript
+/// at most 1.5× the cost without).
+///
+/// The interactive mode: oxpi's CPU time under a tenth of pi's while a reply streams; and
+/// the per-delta cost flat: after 5,000 lines of transcript at most 1.5× the cost without.
+pub(crate) fn checks(cells: &[Cell]) -> Vec<(String, String, Option<bool>)> {
+    let mut out = Vec::new();
+    let mut streams: Vec<Workload> = Vec::new();
+    for c in cells {
+        if matches!(c.workload, Workload::Tui(TuiWork::Stream { .. }))
+            && !streams.contains(&c.workload)
+        {
+            streams.push(c.workload.clone());
+        }
+    }
+    for w in &streams {
+        let debug = find(cells, w, Subject::Oxpi)
+            .is_some_and(|c| c.samples.iter().any(|s| s["build"] == "debug"));
+        let (measured, pass) = match (cpu(cells, w, Subject::Oxpi), cpu(cells, w, Subject::Pi16)) {
+            (Some(ours), Some(pi)) if pi > 0.0 => (
+                format!(
+                    "{} of pi's CPU ({} vs {} ms){}",
+                    ratio(ours / pi),
+                    ms(ours),
+                    ms(pi),
+                    if debug {
+                        "; oxpi's debug build (--quick)"
+                    } else {
+                        ""
+                    }
+                ),
+                (!debug).then_some(ours * 10.0 < pi),
+            ),
+            _ => ("not measured (see the table)".to_string(), None),
+        };
+        out.push((
+            format!("CPU < 1/10 of {}: {}", Subject::Pi16.name(), w.label()),
+            measured,
+            pass,
+        ));
+    }
+    let (Some(flat), Some(long)) = (
+        streams.iter().find(|w| matches!(w, Workload::Tui(TuiWork::Stream { history_lines: 0, .. }))),
+        streams.iter().find(|w| matches!(w, Workload::Tui(TuiWork::Stream { history_lines, .. }) if *history_lines > 0)),
+    ) else {
+        return out;
+    };
+    for subject in [Subject::Oxpi, Subject::Pi16] {
+        let per_delta =
+            |w: &Workload| find(cells, w, subject).map(|c| median(&extra(c, "cpu_us_per_delta")));
+        let (Some(a), Some(b)) = (per_delta(flat), per_delta(long)) else {
+            continue;
+        };
+        out.push((
+            format!(
+                "per-delta CPU flat ({}): {} ≤ 1.5× without history",
+                subject.name(),
+                long.label()
+            ),
+            format!(
+                "{} ({a:.1} → {b:.1} µs)",
+                ratio(if a > 0.0 { b / a } else { 0.0 })
+            ),
+            (subject == Subject::Oxpi).then_some(b <= 1.5 * a),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

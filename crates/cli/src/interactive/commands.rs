@@ -33,7 +33,9 @@ Ctrl+G           edit the prompt in $VISUAL / $EDITOR
 Tab              complete a slash command or a path
 @                search the workspace's files
 !cmd / !!cmd     run a command (!! keeps it from the model)
-Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end";
+Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end
+In /tree: Ctrl+U user only, Ctrl+T no tools, Ctrl+L labeled, Ctrl+A all, Ctrl+D default,
+          Ctrl+O next filter, Shift+L edit the label";
 
 /// What the commands act on.
 pub(crate) struct Ctx {
