@@ -12,6 +12,7 @@ pub(crate) mod env;
 mod report;
 mod search;
 mod tui;
+mod tui_history;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
