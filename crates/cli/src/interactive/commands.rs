@@ -100,7 +100,10 @@ impl Ctx {
             }
             Msg::Input(_) => {}
             Msg::Done(error) => {
-                if !self.runtime.agent.is_streaming() {
+                // A late `Done` of an aborted run must not stop the spinner of a `!` command
+                // started since (its tool view is still running): `Esc` would not reach it.
+                let running = app.tools.iter().any(|t| t.result.is_none());
+                if !self.runtime.agent.is_streaming() && !running {
                     app.working = None;
                 }
                 if let Some(e) = error {
