@@ -24,11 +24,22 @@ pub enum Kind {
     OpenAiTool,
     /// Anthropic Messages, one `tool_use` block.
     AnthropicTool,
+    /// Chat Completions, one text block that ends with [`TUI_END`] on a line of its own (the
+    /// interactive-mode rows wait for it on screen).
+    TuiText,
 }
+
+/// The last line of the [`Kind::TuiText`] reply.
+pub const TUI_END: &str = "oxpi-bench: reply complete";
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 3] = [Kind::OpenAiText, Kind::OpenAiTool, Kind::AnthropicTool];
+    pub const ALL: [Kind; 4] = [
+        Kind::OpenAiText,
+        Kind::OpenAiTool,
+        Kind::AnthropicTool,
+        Kind::TuiText,
+    ];
 
     /// The name used in URLs and on command lines.
     pub fn name(self) -> &'static str {
@@ -36,6 +47,7 @@ impl Kind {
             Kind::OpenAiText => "openai-text",
             Kind::OpenAiTool => "openai-tool",
             Kind::AnthropicTool => "anthropic-tool",
+            Kind::TuiText => "tui-text",
         }
     }
 
@@ -47,14 +59,14 @@ impl Kind {
     /// The `model.api` a client uses for this stream.
     pub fn api(self) -> &'static str {
         match self {
-            Kind::OpenAiText | Kind::OpenAiTool => "openai-completions",
+            Kind::OpenAiText | Kind::OpenAiTool | Kind::TuiText => "openai-completions",
             Kind::AnthropicTool => "anthropic-messages",
         }
     }
 
     /// True for the tool-call streams.
     pub fn is_tool(self) -> bool {
-        !matches!(self, Kind::OpenAiText)
+        !matches!(self, Kind::OpenAiText | Kind::TuiText)
     }
 }
 
@@ -142,6 +154,14 @@ fn json_string(text: &str) -> String {
     serde_json::Value::String(text.to_string()).to_string()
 }
 
+/// The text of the [`Kind::TuiText`] stream of `size` bytes: prose, a blank line, [`TUI_END`].
+pub fn tui_text(size: usize) -> String {
+    let end = format!("\n\n{TUI_END}");
+    let mut text = prose(size.saturating_sub(end.len()));
+    text.push_str(&end);
+    text
+}
+
 /// Cuts `text` (ASCII) into [`DELTA_BYTES`]-byte pieces.
 fn deltas(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.len();
@@ -155,6 +175,7 @@ fn deltas(text: &str) -> impl Iterator<Item = &str> {
 pub fn render(kind: Kind, size: usize) -> Vec<u8> {
     match kind {
         Kind::OpenAiText => render_openai(&text_content(size), false),
+        Kind::TuiText => render_openai(&tui_text(size), false),
         Kind::OpenAiTool => render_openai(&tool_arguments(size), true),
         Kind::AnthropicTool => render_anthropic(&tool_arguments(size)),
     }
@@ -277,7 +298,9 @@ mod tests {
                 }
                 let v: serde_json::Value = serde_json::from_str(data).unwrap();
                 let piece = match kind {
-                    Kind::OpenAiText => v["choices"][0]["delta"]["content"].as_str(),
+                    Kind::OpenAiText | Kind::TuiText => {
+                        v["choices"][0]["delta"]["content"].as_str()
+                    }
                     Kind::OpenAiTool => {
                         v["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str()
                     }
@@ -287,6 +310,7 @@ mod tests {
             }
             let expected = match kind {
                 Kind::OpenAiText => text_content(2048),
+                Kind::TuiText => tui_text(2048),
                 _ => tool_arguments(2048),
             };
             assert_eq!(rebuilt, expected, "{kind:?}");

@@ -113,6 +113,7 @@ fn serve(socket: TcpStream, bodies: &Bodies, write_bytes: usize) -> io::Result<(
         // The content the stream carries, for clients that check their result (the Node driver).
         let text = match kind {
             Kind::OpenAiText => payload::text_content(size),
+            Kind::TuiText => payload::tui_text(size),
             Kind::OpenAiTool | Kind::AnthropicTool => payload::tool_arguments(size),
         };
         let head = format!(

@@ -142,6 +142,10 @@ pub(crate) struct Args {
     /// List the models that have a key (optionally fuzzy-filtered), then exit.
     #[arg(long = "list-models", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
+    /// Export a session file to HTML and exit; the first message names the output file
+    /// (default `oxpi-session-<file name>.html` in the working directory).
+    #[arg(long, value_name = "SESSION_FILE")]
+    pub export: Option<PathBuf>,
     /// No MCP servers (`mcp.json`) for this run.
     #[arg(long = "no-mcp")]
     pub no_mcp: bool,

@@ -76,6 +76,24 @@ fn list_models_command(search: &str) -> i32 {
     0
 }
 
+/// `--export <file> [output]`: the session as an HTML page; `Exported to: <path>` and exit 0,
+/// or the error and exit 1 (pi's).
+fn export_command(file: &std::path::Path, output: Option<&str>) -> i32 {
+    let written = std::env::current_dir()
+        .map_err(|e| format!("the working directory cannot be read: {e}"))
+        .and_then(|cwd| interactive::export_file(file, output, &cwd));
+    match written {
+        Ok(path) => {
+            println!("Exported to: {}", path.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            1
+        }
+    }
+}
+
 /// Runs the command; returns its exit code and whether a signal ended it.
 async fn run(args: Args) -> (i32, bool) {
     let mut ended_by_signal = false;
@@ -87,6 +105,9 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
     if let Err(e) = args.check() {
         eprintln!("{e}");
         return 2;
+    }
+    if let Some(file) = &args.export {
+        return export_command(file, args.messages.first().map(String::as_str));
     }
     if let Some(search) = &args.list_models {
         return list_models_command(search);

@@ -6,163 +6,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
+use common::tmux::{server, tmux_missing, Tmux};
 use common::*;
-use serde_json::{json, Value};
-
-/// How long a screen may take to show what a test waits for (the machine is shared).
-const SCREEN_DEADLINE: Duration = Duration::from_secs(20);
-
-fn tmux_missing() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        println!("SKIPPED: tmux is not installed (apt-get install -y tmux)");
-    }
-    !found
-}
-
-/// One tmux server of its own (`-L`), one window running `oxpi` in a shell that records the
-/// terminal's `stty` state before and after.
-struct Tmux {
-    socket: String,
-    dir: PathBuf,
-}
-
-impl Tmux {
-    fn start(d: &Dirs, args: &[String], width: u16, height: u16) -> Self {
-        // The temporary directory's name is unique: so is the tmux server.
-        let root_name = d
-            .home
-            .parent()
-            .unwrap()
-            .file_name()
-            .unwrap()
-            .to_string_lossy();
-        let socket = format!("oxpi-test{}", root_name.replace('.', "-"));
-        let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
-        let script = format!(
-            "cd '{project}' && stty -g > '{root}/stty-before' && \
-             env -u PI_CODING_AGENT_DIR -u OPENAI_API_KEY HOME='{home}' '{bin}' {args}; \
-             echo \"oxpi exited: $?\"; stty -g > '{root}/stty-after'; sleep 600",
-            project = d.project.display(),
-            root = d.home.parent().unwrap().display(),
-            home = d.home.display(),
-            bin = env!("CARGO_BIN_EXE_oxpi"),
-            args = quoted.join(" "),
-        );
-        let tmux = Self {
-            socket,
-            dir: d.home.parent().unwrap().to_path_buf(),
-        };
-        let status = tmux
-            .cmd()
-            .args(["-f", "/dev/null", "new-session", "-d", "-s", "t"])
-            .args(["-x", &width.to_string(), "-y", &height.to_string()])
-            .args(["sh", "-c", &script])
-            .status()
-            .unwrap();
-        assert!(status.success(), "tmux started");
-        let _ = tmux.cmd().args(["set", "-g", "escape-time", "0"]).status();
-        tmux
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket]);
-        c
-    }
-
-    /// Types `text` literally.
-    fn type_text(&self, text: &str) {
-        assert!(self
-            .cmd()
-            .args(["send-keys", "-t", "t", "-l", text])
-            .status()
-            .unwrap()
-            .success());
-    }
-
-    /// Sends tmux key names (`Enter`, `Escape`, `C-c`, `M-Enter`).
-    fn keys(&self, keys: &[&str]) {
-        assert!(self
-            .cmd()
-            .args(["send-keys", "-t", "t"])
-            .args(keys)
-            .status()
-            .unwrap()
-            .success());
-    }
-
-    /// The visible screen and the scrollback.
-    fn capture(&self) -> String {
-        let out = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "t", "-S", "-200"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen satisfies `ok`; panics with the screen after the deadline.
-    async fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if ok(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < SCREEN_DEADLINE,
-                "waited for {what}; the screen:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    async fn wait_text(&self, text: &str) -> String {
-        self.wait_for(text, |s| s.contains(text)).await
-    }
-
-    fn stty(&self, which: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.join(format!("stty-{which}"))).ok()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
-    }
-}
-
-/// The scripted model, and `bash <command>` in a prompt makes it call bash.
-async fn server() -> oxpi_testkit::TestServer {
-    oxpi_testkit::TestServer::start_fn(|request| {
-        let messages = messages(request);
-        let last = messages.last().cloned().unwrap_or_default();
-        if last["role"] == "tool" {
-            let content = last["content"].as_str().unwrap_or_default().to_string();
-            let first = content.lines().next().unwrap_or("").to_string();
-            return text_reply(&format!("Done: {first}"));
-        }
-        let prompt = last_user_text(request);
-        if let Some(rest) = prompt.split("bash ").nth(1) {
-            return tool_reply("call_b", "bash", &json!({"command": rest}));
-        }
-        if let Some(rest) = prompt.split("read ").nth(1) {
-            let file = rest.split_whitespace().next().unwrap_or("");
-            return tool_reply("call_1", "read", &json!({"path": file}));
-        }
-        text_reply(&format!("Echo: {prompt}"))
-    })
-    .await
-    .unwrap()
-}
+use serde_json::Value;
 
 fn session_lines(home: &Path) -> Vec<Value> {
     let files = session_files(home);
@@ -500,4 +349,56 @@ async fn a_first_prompt_is_sent_and_a_resize_to_60_columns_redraws_the_footer() 
     tmux.wait_text("Echo: hello").await;
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tree_filters_and_a_label_written_as_pi_writes_it() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    std::fs::write(d.project.join("notes.txt"), "the answer is 42\n").unwrap();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 100, 30);
+    tmux.wait_text("scripted-1").await;
+    tmux.type_text("please read notes.txt");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Done: the answer is 42").await;
+    tmux.type_text("/tree");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Session tree").await;
+    // pi's default view: the tool result as its call, the reply of calls only left out.
+    tmux.wait_text("[read: notes.txt]").await;
+    tmux.keys(&["C-u"]);
+    tmux.wait_text("Session tree [user]").await;
+    let screen = tmux
+        .wait_for("only user messages", |s| !s.contains("[read: notes.txt]"))
+        .await;
+    assert!(screen.contains("→ user: please read notes.txt"), "{screen}");
+    // `Shift+L` edits the selected entry's label.
+    tmux.type_text("L");
+    tmux.wait_text("Label (empty removes it):").await;
+    tmux.type_text("start here");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("[start here] user: please read notes.txt")
+        .await;
+    tmux.keys(&["C-l"]);
+    tmux.wait_text("Session tree [labeled]").await;
+    tmux.keys(&["C-o"]);
+    tmux.wait_text("Session tree [all]").await;
+    tmux.wait_text("[label: start here]").await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("the tree to close", |s| !s.contains("Session tree"))
+        .await;
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+    let lines = session_lines(&d.home);
+    let user_id = lines
+        .iter()
+        .find(|l| l["type"] == "message" && l["message"]["role"] == "user")
+        .map(|l| l["id"].clone())
+        .unwrap();
+    let label = lines.iter().find(|l| l["type"] == "label").unwrap();
+    assert_eq!(label["targetId"], user_id);
+    assert_eq!(label["label"], "start here");
 }

@@ -12,6 +12,8 @@ pub(crate) mod env;
 mod report;
 mod search;
 mod session;
+mod tui;
+mod tui_history;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -30,8 +32,11 @@ the same pre-rendered streams served by a local HTTP server (10-byte deltas): a 
 reply, and one tool call of 10 KB, 100 KB, 300 KB and 1 MB in OpenAI Chat Completions and in
 Anthropic Messages format. Also a 500-turn agent loop on the faux provider (oxpi and
 pi-agent-core 0.73.1), oxpi's read tool on a 1 GB file, and opening a 50,000-entry session and
-building its context (oxpi and pi-coding-agent 1.6.0 under Node 22, on a file pi wrote). Prints one table with the ratios and
-the targets, and writes it to BENCHMARKS.md.
+building its context (oxpi and pi-coding-agent 1.6.0 under Node 22, on a file pi wrote). And the
+interactive mode in tmux, oxpi (release build) against pi-coding-agent 1.6 under Node 22: start
+to editor ready, and CPU time while a 100 KB reply streams, without and after 5,000 lines of
+transcript (tui.rs). Prints one table with the ratios and the targets, and writes it to
+BENCHMARKS.md.
 
 pi-ai TS is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use.
 Without Node or npm its rows say so and oxpi's figures are printed alone. pi-ai TS is quadratic
@@ -39,7 +44,8 @@ in the tool-call size: a row whose estimated time (from the previous size) excee
 skipped and the estimate shown.
 
 Options:
-  --quick            Smoke run for CI: 1 run, sizes up to 100 KB, a 64 MB file;
+  --quick            Smoke run for CI: 1 run, sizes up to 100 KB, a 64 MB file, a 20 KB
+                     interactive reply into the debug build of oxpi;
                      writes target/oxpi-bench/BENCHMARKS-quick.md unless --out is given
   --runs N           Runs per subject and workload (default 5, --quick 1; runs under 50 ms get
                      three times as many)
@@ -114,6 +120,8 @@ pub(crate) enum Workload {
     },
     /// Opening a session file of `entries` entries that pi wrote, and building its context.
     SessionLoad { entries: usize },
+    /// The interactive mode in tmux (tui.rs).
+    Tui(tui::TuiWork),
 }
 
 impl Workload {
@@ -144,6 +152,7 @@ impl Workload {
             Workload::SessionLoad { entries } => {
                 format!("session open + context, {} entries", thousands(*entries))
             }
+            Workload::Tui(work) => work.label(),
         }
     }
 }
@@ -172,6 +181,8 @@ pub(crate) enum Subject {
     Fd,
     /// pi-coding-agent 1.6's `SessionManager` (TypeScript) under Node 22.
     PiSessionTs,
+    /// pi-coding-agent 1.6 (`pi`) under Node 22, in a terminal.
+    Pi16,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -191,13 +202,18 @@ impl Subject {
             Subject::Rg => "rg (ripgrep)".into(),
             Subject::Fd => "fd".into(),
             Subject::PiSessionTs => format!("pi-coding-agent TS {} (Node 22)", env::PI16_VERSION),
+            Subject::Pi16 => "pi 1.6 (Node 22)".into(),
         }
     }
 
     pub(crate) fn is_node(self) -> bool {
         matches!(
             self,
-            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs | Subject::PiSessionTs
+            Subject::PiAiTs
+                | Subject::PiAgentCoreTs
+                | Subject::PiToolsTs
+                | Subject::PiSessionTs
+                | Subject::Pi16
         )
     }
 }
@@ -253,6 +269,15 @@ impl Plan {
         workloads.push(Workload::SessionLoad {
             entries: if options.quick { 5_000 } else { 50_000 },
         });
+        // The interactive rows: --quick streams a smaller reply (the debug build runs there).
+        let reply = if options.quick { 20 * KIB } else { 100 * KIB };
+        workloads.push(Workload::Tui(tui::TuiWork::Start));
+        for history_lines in [0, 5_000] {
+            workloads.push(Workload::Tui(tui::TuiWork::Stream {
+                size: reply,
+                history_lines,
+            }));
+        }
         if let Some(only) = &options.only {
             workloads.retain(|w| w.label().contains(only.as_str()));
         }
@@ -307,6 +332,8 @@ struct Env {
     /// The Node 22 that runs pi for the session-load row, or why pi is not measured.
     pi_session: Result<env::Node, String>,
     binaries: search::Binaries,
+    /// The interactive rows' terminal and programs, or why they are not measured.
+    tui: Result<tui::Setup, String>,
 }
 
 /// Runs `bench`; `Ok(true)` when every oxpi measurement succeeded (missed targets are
@@ -415,11 +442,21 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         .iter()
         .filter_map(|w| match w {
             Workload::Stream { kind, size } => Some(format!("{kind}:{size}")),
+            Workload::Tui(tui::TuiWork::Stream { size, .. }) => Some(format!("tui-text:{size}")),
             _ => None,
         })
         .collect();
     let mut server = Server::start(&bin.join("oxpi-bench"), &prerender.join(","))?;
     println!("==> stream server at {}", server.origin);
+
+    let tui = if plan.workloads.iter().any(|w| matches!(w, Workload::Tui(_))) {
+        tui::prepare(root, &target, &options, &server.origin)
+    } else {
+        Err("not planned".into())
+    };
+    if let Err(why) = &tui {
+        println!("note: interactive rows: {why}");
+    }
 
     let env = Env {
         bench_bin: bin.join("oxpi-bench"),
@@ -434,6 +471,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         binaries,
         session,
         pi_session,
+        tui,
     };
     let cells = measure(&plan, &env);
     server.stop();
@@ -506,6 +544,7 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
         ],
         Workload::Read { .. } => vec![Subject::Oxpi],
         Workload::SessionLoad { .. } => vec![Subject::Oxpi, Subject::PiSessionTs],
+        Workload::Tui(_) => vec![Subject::Oxpi, Subject::Pi16],
         Workload::Search { search, .. } => match search {
             search::Search::Find => vec![Subject::Oxpi, Subject::Fd, Subject::PiToolsTs],
             _ => vec![Subject::Oxpi, Subject::Rg, Subject::PiToolsTs],
@@ -671,6 +710,23 @@ enum Outcome {
 }
 
 fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
+    if let Workload::Tui(work) = workload {
+        let setup = match &env.tui {
+            Ok(setup) => setup,
+            Err(why) => return Outcome::Skipped(why.clone()),
+        };
+        let program = match subject {
+            Subject::Pi16 => match &setup.pi {
+                Some(pi) => pi.clone(),
+                None => return Outcome::Skipped(setup.no_pi.clone()),
+            },
+            _ => tui::Program::Oxpi(setup.oxpi.clone()),
+        };
+        return match setup.run(*work, &program) {
+            Ok(sample) => Outcome::Ok(sample),
+            Err(why) => Outcome::Failed(why),
+        };
+    }
     if let Workload::Search { search, .. } = workload {
         let Some(tree) = &env.tree else {
             return Outcome::Failed("no tree to search".into());
@@ -897,6 +953,9 @@ mod tests {
                 "grep regex, 20,000 files / 200 MB",
                 "find '**/*.rs', 20,000 files / 200 MB",
                 "session open + context, 50,000 entries",
+                "interactive: start to editor ready",
+                "interactive: 100 KB reply streamed",
+                "interactive: 100 KB reply after 5,000 lines",
             ]
         );
         assert_eq!(full.runs, 5);
@@ -910,7 +969,11 @@ mod tests {
             },
         );
         assert_eq!(quick.runs, 1);
-        assert_eq!(quick.workloads.len(), 11);
+        assert_eq!(quick.workloads.len(), 14);
+        assert_eq!(
+            quick.workloads.last().map(Workload::label).as_deref(),
+            Some("interactive: 20 KB reply after 5,000 lines")
+        );
         assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
     }
 

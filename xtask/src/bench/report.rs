@@ -44,11 +44,13 @@ pub(crate) fn walls(cell: &Cell) -> Vec<f64> {
     field(cell, |s| s["wall_ms"].as_f64())
 }
 
-fn cpus(cell: &Cell) -> Vec<f64> {
+/// CPU times (ms) of a cell's runs.
+pub(super) fn cpus(cell: &Cell) -> Vec<f64> {
     field(cell, |s| s["cpu_ms"].as_f64())
 }
 
-fn extra(cell: &Cell, key: &str) -> Vec<f64> {
+/// The `extra.<key>` figures of a cell's runs.
+pub(super) fn extra(cell: &Cell, key: &str) -> Vec<f64> {
     field(cell, |s| s["extra"][key].as_f64())
 }
 
@@ -77,7 +79,12 @@ pub(crate) struct Context<'a> {
     pub(crate) elapsed_s: f64,
 }
 
-fn find<'a>(cells: &'a [Cell], workload: &Workload, subject: Subject) -> Option<&'a Cell> {
+/// The measured cell of `subject` on `workload`.
+pub(super) fn find<'a>(
+    cells: &'a [Cell],
+    workload: &Workload,
+    subject: Subject,
+) -> Option<&'a Cell> {
     cells
         .iter()
         .find(|c| &c.workload == workload && c.subject == subject)
@@ -88,7 +95,8 @@ fn wall(cells: &[Cell], workload: &Workload, subject: Subject) -> Option<f64> {
     find(cells, workload, subject).map(|c| median(&walls(c)))
 }
 
-fn ms(value: f64) -> String {
+/// A duration in ms with sensible digits.
+pub(super) fn ms(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}")
     } else if value >= 10.0 {
@@ -98,7 +106,8 @@ fn ms(value: f64) -> String {
     }
 }
 
-fn ratio(value: f64) -> String {
+/// A ratio with sensible digits and `×`.
+pub(super) fn ratio(value: f64) -> String {
     if value >= 100.0 {
         format!("{value:.0}×")
     } else if value >= 10.0 {
@@ -189,6 +198,15 @@ fn table(cells: &[Cell], runs: usize) -> String {
                         0.0
                     },
                     file / 1048576.0
+                ));
+            }
+            Workload::Tui(super::tui::TuiWork::Start) => {
+                notes.push("wall: start to the footer on screen; CPU: until then".into());
+            }
+            Workload::Tui(super::tui::TuiWork::Stream { .. }) => {
+                notes.push(format!(
+                    "CPU {:.1} µs per delta; wall includes 50 ms screen polling",
+                    median(&extra(cell, "cpu_us_per_delta"))
                 ));
             }
             Workload::Read { bytes } => {
@@ -471,6 +489,13 @@ fn checks(cells: &[Cell]) -> Vec<Check> {
         };
         out.push(Check {
             target: format!("≤ 1.5× the wall time of {}: {}", peer.name(), w.label()),
+            measured,
+            pass,
+        });
+    }
+    for (target, measured, pass) in super::tui::checks(cells) {
+        out.push(Check {
+            target,
             measured,
             pass,
         });

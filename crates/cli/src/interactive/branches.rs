@@ -1,11 +1,8 @@
-//! `/tree`, `/fork` and `/clone`: the session's entry tree as a list to pick from (depth shown
-//! by indentation, the current leaf marked), moving the leaf, and new session files branched
-//! from the current one. The agent's history follows each change (the session is rebound).
-
-use std::collections::HashMap;
+//! `/tree`'s move of the leaf (the list is tree.rs), `/fork` and `/clone`: new session files
+//! branched from the current one. The agent's history follows each change (the session is rebound).
 
 use oxpi_ai::Message;
-use oxpi_session::{Entry, SessionManager};
+use oxpi_session::Entry;
 
 use super::selector::{Choice, Selector};
 use super::sessions::replace;
@@ -41,62 +38,6 @@ fn preview(entry: &Entry) -> Option<(bool, String)> {
         is_user,
         format!("{}: {first}", if is_user { "user" } else { "assistant" }),
     ))
-}
-
-/// The tree's user and assistant entries, depth first in file order (an explicit stack: a
-/// long session is a deep chain).
-pub(crate) fn tree_choices(s: &SessionManager) -> Vec<Choice> {
-    fn push<'a>(stack: &mut Vec<(&'a Entry, usize)>, children: &[&'a Entry], depth: usize) {
-        // A chain (one child) stays at its depth; the branches of a fork are indented.
-        let depth = if children.len() > 1 { depth + 1 } else { depth };
-        for child in children.iter().rev() {
-            stack.push((child, depth));
-        }
-    }
-    let leaf = s.leaf_id();
-    let mut children: HashMap<Option<&str>, Vec<&Entry>> = HashMap::new();
-    for entry in s.entries().filter(|e| e.id().is_some()) {
-        children.entry(entry.parent_id()).or_default().push(entry);
-    }
-    let none = Vec::new();
-    let mut out = Vec::new();
-    let mut stack = Vec::new();
-    push(&mut stack, children.get(&None).unwrap_or(&none), 0);
-    while let Some((entry, depth)) = stack.pop() {
-        let Some(id) = entry.id() else { continue };
-        if let Some((_, text)) = preview(entry) {
-            let mark = if Some(id) == leaf {
-                "  ← current"
-            } else {
-                ""
-            };
-            let label = s.label(id).map(|l| format!(" [{l}]")).unwrap_or_default();
-            out.push(Choice {
-                key: id.to_string(),
-                label: format!("{}{text}{label}{mark}", "  ".repeat(depth.min(20))),
-                detail: String::new(),
-            });
-            if out.len() >= 10_000 {
-                break;
-            }
-        }
-        push(&mut stack, children.get(&Some(id)).unwrap_or(&none), depth);
-    }
-    out
-}
-
-/// `/tree`'s picker.
-pub(crate) fn tree_picker(runtime: &Runtime) -> Result<Selector, String> {
-    let choices = runtime
-        .with_session(|s| tree_choices(s))
-        .ok_or("No session is open")?;
-    if choices.is_empty() {
-        return Err("The session has no messages yet".into());
-    }
-    let leaf = runtime
-        .with_session(|s| s.leaf_id().map(str::to_string))
-        .flatten();
-    Ok(Selector::new("Session tree", choices, leaf.as_deref()))
 }
 
 /// `/tree`'s choice: a user message moves the leaf to before it and returns its text (for the
@@ -187,28 +128,4 @@ pub(crate) fn clone_session(runtime: &Runtime) -> Result<(), String> {
             .map(|_| None)
             .map_err(|e| e.to_string())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn user(text: &str) -> Message {
-        crate::runtime::user_message(text)
-    }
-
-    #[test]
-    fn the_tree_lists_branches_indented_with_the_leaf_marked() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut s = SessionManager::in_memory(dir.path());
-        let first = s.append_message(&user("first")).unwrap();
-        s.append_message(&user("second")).unwrap();
-        s.branch(&first).unwrap();
-        s.append_message(&user("other")).unwrap();
-        let labels: Vec<String> = tree_choices(&s).into_iter().map(|c| c.label).collect();
-        assert_eq!(
-            labels,
-            ["user: first", "  user: second", "  user: other  ← current"]
-        );
-    }
 }

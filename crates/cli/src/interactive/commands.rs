@@ -33,7 +33,9 @@ Ctrl+G           edit the prompt in $VISUAL / $EDITOR
 Tab              complete a slash command or a path
 @                search the workspace's files
 !cmd / !!cmd     run a command (!! keeps it from the model)
-Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end";
+Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end
+In /tree: Ctrl+U user only, Ctrl+T no tools, Ctrl+L labeled, Ctrl+A all, Ctrl+D default,
+          Ctrl+O next filter, Shift+L edit the label";
 
 /// What the commands act on.
 pub(crate) struct Ctx {
@@ -82,7 +84,10 @@ impl Ctx {
             }
             Msg::Input(_) => {}
             Msg::Done(error) => {
-                if !self.runtime.agent.is_streaming() {
+                // A late `Done` of an aborted run must not stop the spinner of a `!` command
+                // started since (its tool view is still running): `Esc` would not reach it.
+                let running = app.tools.iter().any(|t| t.result.is_none());
+                if !self.runtime.agent.is_streaming() && !running {
                     app.working = None;
                 }
                 if let Some(e) = error {
@@ -194,6 +199,17 @@ impl Ctx {
                 }
             }
             Action::Chosen(SelectorKind::File, path) => app.editor.insert_str(&format!("{path} ")),
+            Action::TreeRefresh => self.refresh_tree(app),
+            Action::TreeEditLabel(id) => {
+                let current = super::tree::label_of(&self.runtime, &id).unwrap_or_default();
+                app.tree.label_edit = Some((id, current));
+            }
+            Action::TreeLabel(id, text) => {
+                if let Err(e) = super::tree::set_label(&self.runtime, &id, &text) {
+                    app.pending.push(Item::Error(e));
+                }
+                self.refresh_tree(app);
+            }
             Action::FileSearch => {
                 let root = self.runtime.workspace.root().to_path_buf();
                 let choices = super::complete::workspace_files(&root)
@@ -253,6 +269,26 @@ impl Ctx {
         let set = self.runtime.set_thinking_level(level);
         app.footer.thinking = set.as_str().to_string();
         app.notice = Some(format!("Thinking level: {}", set.as_str()));
+    }
+
+    /// Lists the open tree again under its filter, the same entry selected and query kept.
+    fn refresh_tree(&self, app: &mut App) {
+        let Some((SelectorKind::Tree, old)) = &app.selector else {
+            return;
+        };
+        let (query, chosen) = (old.query.clone(), old.chosen().map(str::to_string));
+        match super::tree::tree_picker(&self.runtime, app.tree.filter, chosen.as_deref()) {
+            Ok(mut selector) => {
+                for c in query.chars() {
+                    selector.push(c);
+                }
+                app.selector = Some((SelectorKind::Tree, selector));
+            }
+            Err(e) => {
+                app.selector = None;
+                app.pending.push(Item::Error(e));
+            }
+        }
     }
 
     fn open_model_selector(&self, app: &mut App, query: &str) {
@@ -396,9 +432,10 @@ impl Ctx {
                     return;
                 }
                 let (kind, picker) = if name == "tree" {
+                    app.tree = Default::default();
                     (
                         SelectorKind::Tree,
-                        super::branches::tree_picker(&self.runtime),
+                        super::tree::tree_picker(&self.runtime, app.tree.filter, None),
                     )
                 } else {
                     (

@@ -1,6 +1,7 @@
 //! `/export [file]`: the session as a self-contained HTML page (`.html`, the default) or a copy
 //! of its JSONL file (`.jsonl`). The page is oxpi's own layout: each message of the current
 //! path with its role, text, thinking, tool calls and results, HTML-escaped, no scripts.
+//! [`export_file`] is `oxpi --export <session.jsonl> [out.html]`: the same page from a file.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -114,6 +115,34 @@ pub(crate) fn export(
         std::fs::write(&path, html(&stem, messages))
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    Ok(path)
+}
+
+/// `oxpi --export <input> [output]` (pi's): the page of the session file `input` (its current
+/// path, read only: no lock taken), written to `output` or `oxpi-session-<input stem>.html`,
+/// both relative to `cwd`. Returns the path written.
+pub(crate) fn export_file(
+    input: &Path,
+    output: Option<&str>,
+    cwd: &Path,
+) -> Result<PathBuf, String> {
+    let input = cwd.join(input);
+    if !input.is_file() {
+        return Err(format!("File not found: {}", input.display()));
+    }
+    let session = oxpi_session::SessionManager::open_read_only(&input)
+        .map_err(|e| format!("{}: {e}", input.display()))?;
+    let messages = oxpi_session::to_llm_messages(&session.build_session_context().messages)
+        .map_err(|e| format!("{}: {e}", input.display()))?;
+    let stem = input
+        .file_stem()
+        .map_or("session".to_string(), |s| s.to_string_lossy().into_owned());
+    let path = match output.filter(|o| !o.is_empty()) {
+        Some(out) => cwd.join(out),
+        None => cwd.join(format!("oxpi-session-{stem}.html")),
+    };
+    std::fs::write(&path, html(&stem, &messages))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
 }
 

@@ -18,6 +18,7 @@ mod sessions;
 mod shell;
 mod state;
 mod terminal;
+mod tree;
 mod view;
 mod wrap;
 
@@ -29,6 +30,7 @@ use oxpi_agent_core::AgentEvent;
 use tokio::sync::mpsc;
 
 use crate::runtime::Runtime;
+pub(crate) use export::export_file;
 use state::{Action, App, Footer, Item, QueueKind};
 
 /// What reaches the loop.

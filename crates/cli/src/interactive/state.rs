@@ -83,6 +83,12 @@ pub(crate) enum Action {
     Complete(String),
     /// Open the file search (`@` at a word start).
     FileSearch,
+    /// List the tree again (its filter changed, or a label).
+    TreeRefresh,
+    /// Start editing the label of a tree entry (`Shift+L`).
+    TreeEditLabel(String),
+    /// Set the label of a tree entry (empty: remove it).
+    TreeLabel(String, String),
 }
 
 /// What a selector chooses.
@@ -169,6 +175,8 @@ pub(crate) struct App {
     pub show_thinking: bool,
     /// An open selector.
     pub selector: Option<(SelectorKind, Selector)>,
+    /// `/tree`'s filter and label editing.
+    pub tree: super::tree::TreeKeys,
     /// Set when the view should end.
     pub quit: bool,
     /// Set by `Ctrl+G`: the loop opens the external editor on the editor's text.
@@ -253,6 +261,7 @@ impl App {
             expand_tools: false,
             show_thinking: false,
             selector: None,
+            tree: Default::default(),
             quit: false,
             external_editor: false,
             pastes: Vec::new(),
@@ -385,6 +394,11 @@ impl App {
         }
         if let Some((kind, selector)) = &mut self.selector {
             let kind = *kind;
+            if kind == SelectorKind::Tree {
+                if let Some(action) = self.tree.on_key(&key, selector) {
+                    return action;
+                }
+            }
             return match key {
                 Key::Esc | Key::CtrlC => {
                     self.selector = None;

@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 pub mod pi;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

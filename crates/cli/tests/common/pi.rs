@@ -117,3 +117,25 @@ pub fn without(value: &Value, drop: &[&str]) -> Value {
         other => other.clone(),
     }
 }
+
+/// What pi's `SessionManager` sees in the session `file` (tests/common/pi_session.mjs): the
+/// header, the entry ids, the leaf, the name, and the context's messages as `{role, text,
+/// toolCallId, stopReason}`. Panics with pi's stderr when pi cannot open it.
+pub fn open_session(prefix: &Path, file: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/common/pi_session.mjs");
+    let output = Command::new(node(prefix))
+        .arg(script)
+        .arg(prefix)
+        .arg(file)
+        .output()
+        .expect("run node");
+    assert!(
+        output.status.success(),
+        "pi could not open {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("pi printed {stdout:?}: {e}"))
+}

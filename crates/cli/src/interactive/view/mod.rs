@@ -141,8 +141,17 @@ pub(crate) fn draw(frame: &mut Frame<'_>, app: &App, now: Instant) {
     let fixed = (editor.len() + footer.len() + status.len()) as u16;
     let room = area.height.saturating_sub(fixed) as usize;
 
-    let body: Vec<Line<'static>> = if let Some((_, selector)) = &app.selector {
-        selector_lines(selector, room.max(4), width)
+    let body: Vec<Line<'static>> = if let Some((kind, selector)) = &app.selector {
+        let mut lines = selector_lines(selector, room.max(4), width);
+        if let (super::state::SelectorKind::Tree, Some((_, text))) = (kind, &app.tree.label_edit) {
+            // The label being typed replaces the hint line.
+            lines.pop();
+            lines.push(Line::from(vec![
+                Span::styled("Label (empty removes it): ", Style::new().fg(Color::Yellow)),
+                Span::raw(text.clone()),
+            ]));
+        }
+        lines
     } else {
         let mut lines = Vec::new();
         if let Some(reply) = &app.live {
