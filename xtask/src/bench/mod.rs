@@ -1,5 +1,8 @@
-//! `cargo xtask bench`: oxpi against pi-ai (TypeScript, under Node) and the crates.io Rust port
-//! `pi-ai` 1.0.0, in one run, on the same pre-rendered streams from a local server.
+//! `cargo xtask bench`: oxpi against pi 1.6 (pi-ai, pi-agent-core and the `pi` command of
+//! pi-coding-agent, TypeScript, under Node) and the crates.io Rust port `pi-ai` 1.0.0, in one
+//! run: the rows users feel (start-up, one `-p` answer, RPC round trips, 1,000 agents) and the
+//! same pre-rendered streams from a local server, each with its floor where one exists (an echo
+//! process on the RPC pipes, the stream's bytes received and not parsed).
 //!
 //! The measured programs live in `bench/` (package `oxpi-bench`): each measurement is its own
 //! process, which prints one JSON line (wall time, CPU time, peak RSS and its own figures).
@@ -10,6 +13,7 @@
 
 pub(crate) mod env;
 mod report;
+mod rows;
 mod search;
 
 use std::io::{BufRead, BufReader};
@@ -24,15 +28,20 @@ use crate::args::{positive, split_flag, value};
 const USAGE: &str = "\
 cargo xtask bench [--quick] [--runs N] [--out PATH] [--no-node] [--node-budget SECS] [--only TEXT]
 
-Measures oxpi, pi-ai 0.73.1 (TypeScript, under Node) and the crates.io Rust port pi-ai 1.0.0 on
-the same pre-rendered streams served by a local HTTP server (10-byte deltas): a 100 KB text
+Measures oxpi against pi 1.6 (pi-ai, pi-agent-core and the `pi` command, TypeScript, under
+Node) and the crates.io Rust port pi-ai 1.0.0: start-up (`--version`), one `-p` answer from a
+local server, 1,000 RPC `get_state` round trips (with an echo process on the same pipes as the
+floor), 1,000 agents answering at once, and the same pre-rendered streams served by a local HTTP
+server (10-byte deltas; the floor receives the same bytes without parsing them): a 100 KB text
 reply, and one tool call of 10 KB, 100 KB, 300 KB and 1 MB in OpenAI Chat Completions and in
-Anthropic Messages format. Also a 500-turn agent loop on the faux provider (oxpi and
-pi-agent-core 0.73.1) and oxpi's read tool on a 1 GB file. Prints one table with the ratios and
-the targets, and writes it to BENCHMARKS.md.
+Anthropic Messages format. Also a 500-turn agent loop on the faux provider, oxpi's read tool on
+a 1 GB file, and grep / find. Prints one table with the ratios and the targets, and writes it
+to BENCHMARKS.md; the load average before and after is in the report, and a run on a loaded
+machine says so at the top.
 
-pi-ai TS is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use.
-Without Node or npm its rows say so and oxpi's figures are printed alone. pi-ai TS is quadratic
+pi 1.6 is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use,
+with a Node 22 from npm when the system's is older. Without Node or npm its rows say so and
+oxpi's figures are printed alone. pi-ai TS is quadratic
 in the tool-call size: a row whose estimated time (from the previous size) exceeds the budget is
 skipped and the estimate shown.
 
@@ -89,7 +98,7 @@ impl Options {
 }
 
 /// The version of pi-ai and pi-agent-core measured under Node.
-pub(crate) const PI_TS_VERSION: &str = "0.73.1";
+pub(crate) const PI_TS_VERSION: &str = "1.6.0";
 /// The crates.io Rust port measured (pinned in bench/Cargo.toml).
 pub(crate) const PI_RS_VERSION: &str = "1.0.0";
 
@@ -98,6 +107,14 @@ const KIB: usize = 1024;
 /// What is measured.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Workload {
+    /// The command started and ended: `--version`.
+    Startup,
+    /// One `-p` answer: a text reply of `size` bytes from the stream server, printed.
+    Print { size: usize },
+    /// Sequential `get_state` round trips over `--mode rpc` pipes.
+    Rpc { round_trips: usize },
+    /// `count` agents answering one prompt each on the faux provider, all at once.
+    Agents { count: usize },
     /// One streamed reply: `kind` as the bench server names it, `size` content bytes.
     Stream { kind: &'static str, size: usize },
     /// The agent loop on the faux provider.
@@ -127,6 +144,22 @@ impl Workload {
                     "OpenAI"
                 };
                 format!("{what} {} ({format})", report::size_text(*size as u64))
+            }
+            Workload::Startup => "start-up (`--version`)".into(),
+            Workload::Print { size } => {
+                format!(
+                    "one `-p` answer ({} reply)",
+                    report::size_text(*size as u64)
+                )
+            }
+            Workload::Rpc { round_trips } => {
+                format!(
+                    "RPC: {} get_state round trips",
+                    search::thousands(*round_trips)
+                )
+            }
+            Workload::Agents { count } => {
+                format!("{} agents, one answer each", search::thousands(*count))
             }
             Workload::AgentLoop { turns } => format!("agent loop, {turns} turns"),
             Workload::Read { bytes } => {
@@ -163,6 +196,12 @@ pub(crate) enum Subject {
     Rg,
     /// The `fd` binary.
     Fd,
+    /// The stream's floor: the same request, its bytes received and counted, not parsed.
+    StreamFloor,
+    /// The RPC floor: an echo process answering every line on the same pipes.
+    EchoFloor,
+    /// The `pi` command (pi-coding-agent, TypeScript) under Node.
+    PiCli,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -181,14 +220,22 @@ impl Subject {
             Subject::PiToolsTs => format!("pi-coding-agent TS {PI_TS_VERSION}"),
             Subject::Rg => "rg (ripgrep)".into(),
             Subject::Fd => "fd".into(),
+            Subject::StreamFloor => "floor: bytes received, not parsed".into(),
+            Subject::EchoFloor => "floor: echo process".into(),
+            Subject::PiCli => format!("pi {PI_TS_VERSION}"),
         }
     }
 
     pub(crate) fn is_node(self) -> bool {
         matches!(
             self,
-            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs
+            Subject::PiAiTs | Subject::PiAgentCoreTs | Subject::PiToolsTs | Subject::PiCli
         )
+    }
+
+    /// True for a floor (what the transport alone costs), not a program measured against it.
+    pub(crate) fn is_floor(self) -> bool {
+        matches!(self, Subject::StreamFloor | Subject::EchoFloor)
     }
 }
 
@@ -218,10 +265,18 @@ impl Plan {
         } else {
             (20_000, 200 << 20)
         };
-        let mut workloads = vec![Workload::Stream {
+        // The rows users feel first. The session-load row (a 50,000-entry session written by
+        // pi's SessionManager) and the interactive view's rows belong here too, after these.
+        let mut workloads = vec![
+            Workload::Startup,
+            Workload::Print { size: 2 * KIB },
+            Workload::Rpc { round_trips: 1000 },
+            Workload::Agents { count: 1000 },
+        ];
+        workloads.push(Workload::Stream {
             kind: "openai-text",
             size: 100 * KIB,
-        }];
+        });
         for kind in ["openai-tool", "anthropic-tool"] {
             for &size in sizes {
                 workloads.push(Workload::Stream { kind, size });
@@ -276,6 +331,11 @@ pub(crate) struct Cell {
 
 /// Where the programs are and what they are run against.
 struct Env {
+    /// The release `oxpi` command.
+    oxpi_bin: PathBuf,
+    /// Where the `pi` and `oxpi` commands read their settings in the bench (see
+    /// [`rows::pi_home`]).
+    homes: rows::Homes,
     bench_bin: PathBuf,
     piai_rs_bin: PathBuf,
     driver: PathBuf,
@@ -302,8 +362,11 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     let machine = env::Machine::read();
     println!("==> {}", machine.summary());
 
-    println!("==> cargo build --release -p oxpi-bench");
-    env::cargo(root, &["build", "--release", "-p", "oxpi-bench"])?;
+    println!("==> cargo build --release -p oxpi-bench -p oxpi-cli");
+    env::cargo(
+        root,
+        &["build", "--release", "-p", "oxpi-bench", "-p", "oxpi-cli"],
+    )?;
     let bin = target.join("release");
 
     let mut notes = Vec::new();
@@ -365,13 +428,25 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         .iter()
         .filter_map(|w| match w {
             Workload::Stream { kind, size } => Some(format!("{kind}:{size}")),
+            Workload::Print { size } => Some(format!("openai-text:{size}")),
             _ => None,
         })
         .collect();
     let mut server = Server::start(&bin.join("oxpi-bench"), &prerender.join(","))?;
     println!("==> stream server at {}", server.origin);
 
+    let print_size = plan
+        .workloads
+        .iter()
+        .find_map(|w| match w {
+            Workload::Print { size } => Some(*size),
+            _ => None,
+        })
+        .unwrap_or(2 * KIB);
+    let homes = rows::pi_home(&target.join("oxpi-bench"), &server.origin, print_size)?;
     let env = Env {
+        oxpi_bin: bin.join("oxpi"),
+        homes,
         bench_bin: bin.join("oxpi-bench"),
         piai_rs_bin: bin.join("piai-rs-bench"),
         driver: root.join("bench").join("node").join("driver.mjs"),
@@ -405,6 +480,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         quick: options.quick,
         notes: &notes,
         elapsed_s: elapsed,
+        load_after: env::Machine::read().load,
     });
     println!("\n{text}");
     if let Some(parent) = plan.out.parent() {
@@ -437,12 +513,19 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
 
 fn subjects(workload: &Workload) -> Vec<Subject> {
     match workload {
-        Workload::Stream { kind, .. } if *kind == "openai-text" => {
-            vec![Subject::Oxpi, Subject::PiAiRs, Subject::PiAiTs]
-        }
+        Workload::Startup | Workload::Print { .. } => vec![Subject::Oxpi, Subject::PiCli],
+        Workload::Rpc { .. } => vec![Subject::Oxpi, Subject::EchoFloor, Subject::PiCli],
+        Workload::Agents { .. } => vec![Subject::Oxpi, Subject::PiAgentCoreTs],
+        Workload::Stream { kind, .. } if *kind == "openai-text" => vec![
+            Subject::Oxpi,
+            Subject::StreamFloor,
+            Subject::PiAiRs,
+            Subject::PiAiTs,
+        ],
         Workload::Stream { .. } => vec![
             Subject::Oxpi,
             Subject::OxpiPartial,
+            Subject::StreamFloor,
             Subject::PiAiRs,
             Subject::PiAiTs,
         ],
@@ -645,7 +728,13 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
             Err(why) => Outcome::Failed(why),
         };
     }
-    let mut command = match (workload, subject) {
+    if let Some(command) = rows::command(env, workload, subject) {
+        return match command {
+            Ok(command) => report_of(command),
+            Err(why) => Outcome::Skipped(why),
+        };
+    }
+    let command = match (workload, subject) {
         (Workload::Stream { kind, size }, Subject::Oxpi | Subject::OxpiPartial) => {
             let mut c = Command::new(&env.bench_bin);
             c.args(["stream", "--url", &env.origin, "--kind", kind])
@@ -702,6 +791,11 @@ fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
         }
         _ => return Outcome::Skipped("not applicable".into()),
     };
+    report_of(command)
+}
+
+/// Runs a measuring program and reads its JSON report line.
+fn report_of(mut command: Command) -> Outcome {
     let output = match command.stdin(Stdio::null()).output() {
         Ok(output) => output,
         Err(e) => return Outcome::Failed(format!("could not start: {e}")),
@@ -794,6 +888,10 @@ mod tests {
         assert_eq!(
             labels,
             [
+                "start-up (`--version`)",
+                "one `-p` answer (2 KB reply)",
+                "RPC: 1,000 get_state round trips",
+                "1,000 agents, one answer each",
                 "text 100 KB (OpenAI)",
                 "tool call 10 KB (OpenAI)",
                 "tool call 100 KB (OpenAI)",
@@ -821,7 +919,7 @@ mod tests {
             },
         );
         assert_eq!(quick.runs, 1);
-        assert_eq!(quick.workloads.len(), 10);
+        assert_eq!(quick.workloads.len(), 14);
         assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
     }
 
