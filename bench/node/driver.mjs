@@ -1,11 +1,14 @@
-// The pi-ai / pi-agent-core (TypeScript, 0.73.1) side of `cargo xtask bench`.
+// The pi-ai / pi-agent-core / pi-coding-agent (TypeScript, 1.6.0) side of `cargo xtask bench`.
 //
 //   node driver.mjs <install-dir> stream <origin> <kind> <size>
 //   node driver.mjs <install-dir> agent-loop <turns>
+//   node driver.mjs <install-dir> agents <count>
 //   node driver.mjs <install-dir> tool <grep|find> <root-dir> <json-args>
 //
-// <install-dir> is where the xtask ran `npm install` (it holds node_modules/@mariozechner/…;
-// `tool` needs @mariozechner/pi-coding-agent there besides pi-ai and pi-agent-core).
+// <install-dir> is where the xtask ran `npm install` (it holds node_modules/@earendil-works/…;
+// `tool` needs @earendil-works/pi-coding-agent there besides pi-ai and pi-agent-core; pi 1.6
+// needs Node 22 or newer). `agents` starts <count> agents at once on one faux provider, each
+// answering one prompt with a short text, all kept until every one has answered.
 // Prints one JSON line shaped like the Rust bench programs' reports: status, wall_ms, cpu_ms
 // (process.cpuUsage, user + system, all threads), peak_rss_kib (resourceUsage().maxRSS),
 // rss_before_kib, extra. Timing covers the call to stream() (or prompt(), or the tool's
@@ -22,9 +25,20 @@ import { pathToFileURL } from "node:url";
 
 const [installDir, command, ...rest] = process.argv.slice(2);
 
-function load(name) {
-  const entry = join(installDir, "node_modules", ...name.split("/"), "dist", "index.js");
+// `load("pi-ai")` is @earendil-works/pi-ai's main entry point; `load("pi-ai", "compat.js")` its
+// `compat` entry, which keeps the free `stream()` that dispatches on model.api.
+function load(name, file = "index.js") {
+  const entry = join(installDir, "node_modules", "@earendil-works", name, "dist", file);
   return import(pathToFileURL(entry).href);
+}
+
+// A faux provider on its own Models registry (pi 1.6's way) with 4-token (16-character) deltas,
+// as oxpi's faux provider is run with 16-character chunks; and the streamFn an Agent uses.
+function fauxModels(ai) {
+  const faux = ai.fauxProvider({ api: "faux", provider: "faux", tokenSize: { min: 4, max: 4 } });
+  const models = ai.createModels();
+  models.setProvider(faux.provider);
+  return { faux, streamFn: models.streamSimple.bind(models) };
 }
 
 function span() {
@@ -57,7 +71,7 @@ function report(status, figures, extra, note) {
 
 async function stream([origin, kind, sizeText]) {
   const size = Number(sizeText);
-  const { stream } = await load("@mariozechner/pi-ai");
+  const { stream } = await load("pi-ai", "compat.js");
   const anthropic = kind.startsWith("anthropic");
   const model = {
     id: "bench-model",
@@ -130,10 +144,9 @@ function median(values) {
 
 async function agentLoop([turnsText]) {
   const turns = Math.max(20, Number(turnsText ?? 500));
-  const ai = await load("@mariozechner/pi-ai");
-  const core = await load("@mariozechner/pi-agent-core");
-  // 4-token (16-character) deltas, as oxpi's faux provider is run with 16-character chunks.
-  const faux = ai.registerFauxProvider({ tokenSize: { min: 4, max: 4 } });
+  const ai = await load("pi-ai");
+  const core = await load("pi-agent-core");
+  const { faux, streamFn } = fauxModels(ai);
   const responses = [];
   for (let turn = 1; turn <= turns; turn++) {
     responses.push(
@@ -146,11 +159,16 @@ async function agentLoop([turnsText]) {
     name: "noop",
     label: "noop",
     description: "Does nothing",
-    parameters: ai.Type.Object({ turn: ai.Type.Number({ description: "The turn number." }) }),
+    parameters: {
+      type: "object",
+      properties: { turn: { type: "number", description: "The turn number." } },
+      required: ["turn"],
+    },
     execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
   };
   const agent = new core.Agent({
     initialState: { model: faux.getModel(), systemPrompt: "You are a benchmark.", tools: [noop] },
+    streamFn,
   });
   const starts = [];
   agent.subscribe((event) => {
@@ -161,7 +179,8 @@ async function agentLoop([turnsText]) {
   await agent.prompt("Go.");
   const figures = s.finish();
 
-  const messages = agent.state.messages.length;
+  // pi 1.6 keeps its system message in the history; it is not a turn's message.
+  const messages = agent.state.messages.filter((m) => m.role !== "system").length;
   if (agent.state.errorMessage) return report("failed", null, null, `the run failed: ${agent.state.errorMessage}`);
   if (messages !== 1 + 2 * turns + 1) {
     return report("failed", null, null, `${messages} messages in the history, expected ${1 + 2 * turns + 1}`);
@@ -177,9 +196,40 @@ async function agentLoop([turnsText]) {
   });
 }
 
+async function agents([countText]) {
+  const count = Math.max(1, Number(countText ?? 1000));
+  const ai = await load("pi-ai");
+  const core = await load("pi-agent-core");
+  const { faux, streamFn } = fauxModels(ai);
+  faux.setResponses(Array.from({ length: count }, () => ai.fauxAssistantMessage("Done: the answer is short.")));
+
+  const s = span();
+  const all = [];
+  const runs = [];
+  for (let i = 0; i < count; i++) {
+    const agent = new core.Agent({
+      initialState: { model: faux.getModel(), systemPrompt: "You are a benchmark." },
+      streamFn,
+    });
+    all.push(agent);
+    runs.push(agent.prompt(`Agent ${i}: go.`));
+  }
+  await Promise.all(runs);
+  const figures = s.finish();
+
+  const answered = all.filter(
+    (a) => !a.state.errorMessage && a.state.messages.some((m) => m.role === "assistant"),
+  ).length;
+  if (answered !== count) return report("failed", null, null, `${answered} of ${count} agents answered`);
+  report("ok", figures, {
+    agents: count,
+    rss_per_agent_kib: (figures.peak_rss_kib - figures.rss_before_kib) / count,
+  });
+}
+
 // pi's grep spawns `rg` and its find spawns `fd`, looked up (tools-manager.js) first in
 // <agent-dir>/bin, then on PATH under the names `fd` or `fdfind`, and otherwise downloaded.
-// Debian names the binary `fdfind`, and its fd 8.6 rejects `--no-require-git`, which pi 0.73.1
+// Debian names the binary `fdfind`, and its fd 8.6 rejects `--no-require-git`, which pi
 // always passes (fd >= 8.7 knows it). So a temporary directory prepended to PATH holds `fd`, a
 // wrapper script that drops that one flag and execs fdfind (it costs one /bin/sh start per call;
 // the flag only matters outside a git repository, and the bench tree is one). The agent dir is
@@ -223,7 +273,7 @@ async function tool([name, root, argsJson]) {
   const args = JSON.parse(argsJson ?? "{}");
   const dir = prepareToolBinaries();
   try {
-    const pi = await load("@mariozechner/pi-coding-agent");
+    const pi = await load("pi-coding-agent");
     const definition =
       name === "grep" ? pi.createGrepToolDefinition(root) : pi.createFindToolDefinition(root);
 
@@ -256,6 +306,7 @@ async function tool([name, root, argsJson]) {
 try {
   if (command === "stream") await stream(rest);
   else if (command === "agent-loop") await agentLoop(rest);
+  else if (command === "agents") await agents(rest);
   else if (command === "tool") await tool(rest);
   else report("failed", null, null, `unknown command ${command}`);
 } catch (error) {

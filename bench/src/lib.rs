@@ -9,6 +9,11 @@
 //! - `oxpi-bench read`: oxpi's read tool on a large file.
 //! - `oxpi-bench rpc -- PROGRAM ARGS…`: sequential `get_state` round trips over a child's
 //!   `--mode rpc` pipes ([`rpc`]); `oxpi-bench rpc-echo` is the echo process that is their floor.
+//! - `oxpi-bench stream-floor`: the same request, the body's bytes counted and not parsed: the
+//!   transport floor of the stream rows.
+//! - `oxpi-bench agents`: 1,000 agents on one faux provider, one answer each.
+//! - `oxpi-bench run [--expect-text SIZE] -- PROGRAM ARGS…`: one whole process, start to exit
+//!   ([`process`]): the start-up and `-p` rows.
 //! - `piai-rs-bench stream`: the crates.io port `pi-ai` 1.0.0 on the same streams.
 //! - `pi-replay`: every recorded provider stream through oxpi and pi-ai 0.73.1 / 1.6.0, compared
 //!   ([`replay`], [`explain`], [`concerns`]; run by `cargo xtask pi-replay`, not a measurement).
@@ -17,6 +22,7 @@ pub mod concerns;
 pub mod explain;
 pub mod measure;
 pub mod payload;
+pub mod process;
 pub mod replay;
 pub mod rpc;
 pub mod server;

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use crate::measure::Figures;
+use crate::process::children_usage;
 
 /// The command sent each round trip.
 pub const GET_STATE: &[u8] = b"{\"id\":\"b\",\"type\":\"get_state\"}\n";
@@ -92,17 +93,4 @@ pub fn echo() -> std::io::Result<()> {
         out.write_all(ECHO_REPLY)?;
         out.flush()?;
     }
-}
-
-/// The waited-for children's CPU time (µs) and largest peak RSS (KiB).
-#[allow(unsafe_code)]
-fn children_usage() -> (u64, u64) {
-    // SAFETY: `getrusage` writes into the zeroed struct we pass; RUSAGE_CHILDREN is valid.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
-        ru
-    };
-    let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
-    (us(ru.ru_utime) + us(ru.ru_stime), ru.ru_maxrss as u64)
 }

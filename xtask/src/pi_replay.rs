@@ -100,7 +100,10 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     // `--pi VERSION=DIR` arguments of the bench's pi-replay program.
     let mut pis = Vec::new();
     if options.pi != Versions::V1_6 {
-        pis.push(format!("0.73.1={}", Node::prepare()?.install_dir.display()));
+        pis.push(format!(
+            "0.73.1={}",
+            Node::prepare_pi073()?.install_dir.display()
+        ));
     }
     if options.pi != Versions::V0_73 {
         pis.push(format!(

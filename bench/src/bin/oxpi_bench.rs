@@ -4,7 +4,9 @@
 //! oxpi-bench serve [--write-bytes N] [--prerender kind:size,…]
 //! oxpi-bench stream --url ORIGIN --kind openai-text|openai-tool|anthropic-tool --size BYTES
 //!                   [--partial-every BYTES] [--warmup N]
+//! oxpi-bench stream-floor --url ORIGIN --kind KIND --size BYTES [--warmup N]
 //! oxpi-bench agent-loop [--turns 500]
+//! oxpi-bench agents [--count 1000]
 //! oxpi-bench read --file PATH
 //! oxpi-bench session-load --file PATH
 //! oxpi-bench session-write --dir DIR --entries N
@@ -12,6 +14,7 @@
 //! oxpi-bench tree --root DIR [--files N] [--bytes N]
 //! oxpi-bench rpc [--round-trips 1000] -- PROGRAM ARGS…
 //! oxpi-bench rpc-echo
+//! oxpi-bench run [--expect-text SIZE] -- PROGRAM ARGS…
 //! ```
 //!
 //! Every measuring command also takes `--runtime current` (a current-thread Tokio runtime
@@ -60,6 +63,9 @@ fn main() -> ExitCode {
     if command == "rpc" {
         return rpc(argv.collect()).print();
     }
+    if command == "run" {
+        return run_process(argv.collect()).print();
+    }
     let args = Args::new(argv.collect());
     if command == "tree" {
         return match make_tree(&args) {
@@ -106,7 +112,9 @@ fn main() -> ExitCode {
     let report = runtime.block_on(async {
         match command.as_str() {
             "stream" => stream(&args).await,
+            "stream-floor" => stream_floor(&args).await,
             "agent-loop" => agent_loop(&args).await,
+            "agents" => agents(&args).await,
             "read" => read(&args).await,
             "grep" => search(&args, "grep").await,
             "find" => search(&args, "find").await,
@@ -137,6 +145,39 @@ fn rpc(argv: Vec<String>) -> Report {
         Ok(figures) => Report::ok(figures).with("round_trips", n),
         Err(e) => Report::failed(e),
     }
+}
+
+/// `run [--expect-text SIZE] -- PROGRAM ARGS…`: one whole process, start to exit; with
+/// `--expect-text`, its standard output must be the text reply of that size the stream server
+/// sends (surrounding whitespace aside).
+fn run_process(argv: Vec<String>) -> Report {
+    let Some(split) = argv.iter().position(|a| a == "--") else {
+        return Report::failed("usage: oxpi-bench run [--expect-text SIZE] -- PROGRAM ARGS…");
+    };
+    let args = Args::new(argv[..split].to_vec());
+    let Some((program, rest)) = argv[split + 1..].split_first() else {
+        return Report::failed("no program after --");
+    };
+    let ran = match oxpi_bench::process::run(program, rest, b"") {
+        Ok(ran) => ran,
+        Err(e) => return Report::failed(e),
+    };
+    let expected = match args.get("--expect-text").map(str::parse::<usize>) {
+        None => None,
+        Some(Ok(size)) => Some(payload::text_content(size)),
+        Some(Err(_)) => return Report::failed("--expect-text wants a size"),
+    };
+    if let Some(expected) = expected {
+        let got = ran.stdout.trim();
+        if got != expected.trim() {
+            let start: String = got.chars().take(80).collect();
+            return Report::failed(format!(
+                "unexpected output ({} bytes, starting {start:?})",
+                got.len()
+            ));
+        }
+    }
+    Report::ok(ran.figures).with("stdout_bytes", ran.stdout.len())
 }
 
 /// Serves until stdin closes (the xtask holds it open), printing the origin first.
@@ -274,6 +315,55 @@ async fn stream_once(args: &Args) -> Result<Report, String> {
         .with("first_event_ms", first_event_ms))
 }
 
+/// The transport floor of a stream row: the same request to the same server with the client
+/// every provider builds (`new_client`, built inside the span as the first `stream` builds
+/// it), the body received and its bytes and lines counted, nothing parsed. Streams once per
+/// `--warmup` (unmeasured, same process), then once measured.
+async fn stream_floor(args: &Args) -> Result<Report, String> {
+    let origin = args.need("--url")?;
+    let kind = Kind::parse(args.need("--kind")?).ok_or("unknown --kind")?;
+    let size = args.num("--size", 0)?;
+    let path = match kind {
+        Kind::AnthropicTool => "/v1/messages",
+        Kind::OpenAiText | Kind::OpenAiTool => "/chat/completions",
+    };
+    let url = format!("{}{path}", payload::base_url(origin, kind, size));
+    let expected = payload::render(kind, size).len();
+    let body = json!({"model": "bench-model", "stream": true, "messages": [
+        {"role": "user", "content": "Write the file."}
+    ]})
+    .to_string();
+    let mut outcome = None;
+    for _ in 0..=args.num("--warmup", 0)? {
+        let span = Span::start();
+        let client = oxpi_ai::providers::client::new_client()?;
+        let mut response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .map_err(|e| format!("request: {e}"))?;
+        let (mut bytes, mut lines) = (0usize, 0usize);
+        while let Some(chunk) = response.chunk().await.map_err(|e| format!("read: {e}"))? {
+            bytes += chunk.len();
+            lines += chunk.iter().filter(|&&b| b == b'\n').count();
+        }
+        outcome = Some((span.finish(), bytes, lines));
+    }
+    let Some((figures, bytes, lines)) = outcome else {
+        return Err("nothing measured".into());
+    };
+    if bytes != expected {
+        return Ok(Report::failed(format!(
+            "{bytes} bytes received, {expected} sent"
+        )));
+    }
+    Ok(Report::ok(figures)
+        .with("body_bytes", bytes)
+        .with("lines", lines))
+}
+
 /// The no-op tool of the agent loop.
 struct Noop;
 
@@ -387,6 +477,60 @@ async fn agent_loop(args: &Args) -> Result<Report, String> {
         .with("turn10_us", early)
         .with("turn_last_us", late)
         .with("requests", faux.call_count()))
+}
+
+/// `agents`: `--count` agents on one faux provider, each answering one prompt with a short text
+/// reply, all started at once and all kept alive until every one has answered; RSS per agent
+/// is the growth of the peak over the count.
+async fn agents(args: &Args) -> Result<Report, String> {
+    let count = args.num("--count", 1000)?.max(1);
+    let faux = FauxProvider::new().with_chunk_chars(16);
+    for _ in 0..count {
+        faux.push(FauxReply::text("Done: the answer is short."));
+    }
+    let mut registry = ProviderRegistry::new();
+    registry.register(faux.clone());
+    let registry = Arc::new(registry);
+
+    let span = Span::start();
+    let mut agents = Vec::with_capacity(count);
+    let mut runs = Vec::with_capacity(count);
+    for i in 0..count {
+        let shared = registry.clone();
+        let agent = Agent::new(
+            AgentOptions::new(faux.model())
+                .with_stream_fn(move |model, context, options| {
+                    shared.stream(model, context, options)
+                })
+                .with_system_prompt("You are a benchmark."),
+        );
+        let running = agent.clone();
+        runs.push(tokio::spawn(async move {
+            running.prompt(format!("Agent {i}: go.")).await.map(|_| ())
+        }));
+        agents.push(agent);
+    }
+    for run in runs {
+        run.await
+            .map_err(|e| format!("an agent's task failed: {e}"))?
+            .map_err(|e| e.to_string())?;
+    }
+    let figures = span.finish();
+
+    let answered = agents
+        .iter()
+        .filter(|a| a.error_message().is_none() && a.messages().len() == 2)
+        .count();
+    if answered != count {
+        return Ok(Report::failed(format!(
+            "{answered} of {count} agents answered"
+        )));
+    }
+    let per_agent_kib =
+        figures.peak_rss_kib.saturating_sub(figures.rss_before_kib) as f64 / count as f64;
+    Ok(Report::ok(figures)
+        .with("agents", count)
+        .with("rss_per_agent_kib", per_agent_kib))
 }
 
 async fn read(args: &Args) -> Result<Report, String> {

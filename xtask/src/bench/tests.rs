@@ -1,0 +1,133 @@
+//! Tests of the bench's options, plan, budget and round order.
+
+use super::*;
+
+fn argv(text: &str) -> Vec<String> {
+    text.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn parses_options() {
+    let o = Options::parse(argv("--quick --runs 3 --no-node --only=tool")).unwrap();
+    assert!(o.quick && o.no_node);
+    assert_eq!(o.runs, Some(3));
+    assert_eq!(o.only.as_deref(), Some("tool"));
+    assert!(Options::parse(argv("--runs 0")).is_err());
+    assert!(Options::parse(argv("--frob")).is_err());
+}
+
+#[test]
+fn plans_the_issue_workloads() {
+    let root = Path::new("/r");
+    let full = Plan::new(root, Path::new("/t"), &Options::default());
+    let labels: Vec<String> = full.workloads.iter().map(Workload::label).collect();
+    assert_eq!(
+        labels,
+        [
+            "start-up (`--version`)",
+            "one `-p` answer (2 KB reply)",
+            "RPC: 1,000 get_state round trips",
+            "1,000 agents, one answer each",
+            "text 100 KB (OpenAI)",
+            "tool call 10 KB (OpenAI)",
+            "tool call 100 KB (OpenAI)",
+            "tool call 300 KB (OpenAI)",
+            "tool call 1 MB (OpenAI)",
+            "tool call 10 KB (Anthropic)",
+            "tool call 100 KB (Anthropic)",
+            "tool call 300 KB (Anthropic)",
+            "tool call 1 MB (Anthropic)",
+            "agent loop, 500 turns",
+            "read 2,000 lines of 1 GB",
+            "grep literal, 20,000 files / 200 MB",
+            "grep regex, 20,000 files / 200 MB",
+            "find '**/*.rs', 20,000 files / 200 MB",
+            "session open + context, 50,000 entries",
+            "interactive: start to editor ready",
+            "interactive: 100 KB reply streamed",
+            "interactive: 100 KB reply after 5,000 lines",
+        ]
+    );
+    assert_eq!(full.runs, 5);
+    assert_eq!(full.out, Path::new("/r/BENCHMARKS.md"));
+    let quick = Plan::new(
+        root,
+        Path::new("/t"),
+        &Options {
+            quick: true,
+            ..Options::default()
+        },
+    );
+    assert_eq!(quick.runs, 1);
+    assert_eq!(quick.workloads.len(), 18);
+    assert_eq!(
+        quick.workloads.last().map(Workload::label).as_deref(),
+        Some("interactive: 20 KB reply after 5,000 lines")
+    );
+    assert!(quick.out.ends_with("oxpi-bench/BENCHMARKS-quick.md"));
+}
+
+#[test]
+fn node_rows_over_budget_are_skipped_with_an_estimate() {
+    let plan = Plan {
+        runs: 5,
+        workloads: Vec::new(),
+        node_budget_s: 150.0,
+        out: PathBuf::new(),
+    };
+    let small = Workload::Stream {
+        kind: "openai-tool",
+        size: 100 * KIB,
+    };
+    let done = vec![Cell {
+        workload: small,
+        subject: Subject::PiAiTs,
+        samples: vec![serde_json::json!({"wall_ms": 9000.0})],
+        skipped: None,
+        failed: None,
+        runs: 5,
+    }];
+    let bigger = |size| Workload::Stream {
+        kind: "openai-tool",
+        size,
+    };
+    // 300 KB: 9 s × 9 = 81 s: one run fits.
+    assert_eq!(
+        node_budget(&done, &bigger(300 * KIB), &plan),
+        Some((1, None))
+    );
+    // 1 MB: 9 s × 105 = 944 s: skipped.
+    let (runs, why) = node_budget(&done, &bigger(1024 * KIB), &plan).unwrap();
+    assert_eq!(runs, 0);
+    assert!(why.unwrap().contains("quadratic: est. 944 s"));
+    // The first size has nothing to go by.
+    assert_eq!(node_budget(&done, &bigger(10 * KIB), &plan), None);
+}
+
+#[test]
+fn each_round_rotates_the_subjects_of_every_workload() {
+    let cell = |workload: &Workload, subject| Cell {
+        workload: workload.clone(),
+        subject,
+        samples: Vec::new(),
+        skipped: None,
+        failed: None,
+        runs: 5,
+    };
+    let stream = Workload::Stream {
+        kind: "openai-tool",
+        size: 10 * KIB,
+    };
+    let read = Workload::Read { bytes: 1 };
+    let cells = vec![
+        cell(&stream, Subject::Oxpi),
+        cell(&stream, Subject::OxpiPartial),
+        cell(&stream, Subject::PiAiRs),
+        cell(&read, Subject::Oxpi),
+    ];
+    assert_eq!(round_order(&cells, 0), [0, 1, 2, 3]);
+    assert_eq!(round_order(&cells, 1), [1, 2, 0, 3]);
+    assert_eq!(round_order(&cells, 2), [2, 0, 1, 3]);
+    assert_eq!(round_order(&cells, 3), [0, 1, 2, 3]);
+    assert_eq!(round_order(&[], 1), Vec::<usize>::new());
+}
