@@ -36,12 +36,26 @@ impl SessionManager {
     }
 
     /// Appends a message (as its JSON) as a child of the leaf; returns the entry's id.
+    ///
+    /// The message is written as its own serialization, so the order of its fields and of a
+    /// system message's `sections` (which pi renders in their order) is kept on disk.
     pub fn append_message(&mut self, message: &oxpi_ai::Message) -> Result<String> {
-        let value = serde_json::to_value(message).map_err(|source| SessionError::Serialize {
+        let serialize = |source| SessionError::Serialize {
             kind: "message".into(),
             source,
-        })?;
-        self.append_message_json(value)
+        };
+        let text = serde_json::to_vec(message).map_err(serialize)?;
+        let value: Value = serde_json::from_slice(&text).map_err(serialize)?;
+        let base = self.base("message");
+        let mut line = serde_json::to_vec(&base).map_err(serialize)?;
+        // `base` is a non-empty object: its text ends with `}`.
+        line.pop();
+        line.extend_from_slice(b",\"message\":");
+        line.extend_from_slice(&text);
+        line.push(b'}');
+        let mut raw = base;
+        raw.insert("message".into(), value);
+        self.push_line(raw, line)
     }
 
     /// Appends a message given as raw JSON (any role pi has: `system`, `custom`,

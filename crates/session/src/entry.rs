@@ -168,7 +168,11 @@ impl Entry {
         if self.read.is_some() {
             return self;
         }
-        let Ok(mut line) = serde_json::to_vec(&self.raw) else {
+        let line = match &self.line {
+            Some(line) => Ok(line.to_vec()),
+            None => serde_json::to_vec(&self.raw),
+        };
+        let Ok(mut line) = line else {
             return self;
         };
         let head = std::str::from_utf8(&line).ok().and_then(crate::head::read);

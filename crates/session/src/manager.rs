@@ -322,7 +322,15 @@ impl SessionManager {
     /// Appends `raw` (which has its `id`) as a child of the leaf and writes it; on a write error
     /// the entry is taken back, so no later entry can name it as its parent.
     pub(crate) fn push(&mut self, raw: Map<String, Value>) -> Result<String> {
-        let entry = Entry::from_json(raw).into_shared();
+        self.push_entry(Entry::from_json(raw).into_shared())
+    }
+
+    /// [`push`](Self::push) of `raw` written as `line` (its JSON text, field order as given).
+    pub(crate) fn push_line(&mut self, raw: Map<String, Value>, line: Vec<u8>) -> Result<String> {
+        self.push_entry(Entry::from_line(raw, &line).into_shared())
+    }
+
+    fn push_entry(&mut self, entry: Entry) -> Result<String> {
         let id = entry.id().unwrap_or_default().to_string();
         let previous_leaf = self.leaf.replace(id.clone());
         self.by_id.insert(id.clone(), self.entries.len());

@@ -448,3 +448,55 @@ fn the_default_layout_is_pi_s() {
         std::path::PathBuf::from("/home/u/.pi/agent/sessions/--work-my proj--")
     );
 }
+
+#[test]
+fn a_system_message_keeps_its_section_order_on_disk_and_after_reopening() {
+    // pi renders sections in their object order; oxpi's leading message names them preamble,
+    // tools, cwd, … — not alphabetical, so a sorted map in between would reorder the prompt.
+    let d = common::dirs();
+    let mut s =
+        SessionManager::create(&d.cwd, &d.sessions, NewSessionOptions::new()).expect("create");
+    let system = oxpi_ai::SystemMessage::text("base")
+        .with_section("preamble", Some("P".into()))
+        .with_section("tools", Some("T".into()))
+        .with_section("cwd", Some("C".into()));
+    let names = |m: &oxpi_ai::Message| match m {
+        oxpi_ai::Message::System(sys) => sys
+            .sections
+            .iter()
+            .flat_map(|s| s.0.iter().map(|(n, _)| n.clone()))
+            .collect::<Vec<_>>(),
+        other => panic!("not a system message: {other:?}"),
+    };
+    let id = s
+        .append_message(&oxpi_ai::Message::System(system))
+        .expect("system");
+    s.append_message(&oxpi_ai::Message::user("hi"))
+        .expect("user");
+    let in_memory = s.entry(&id).and_then(|e| e.message()).expect("message");
+    assert_eq!(
+        names(&in_memory.expect("read")),
+        ["preamble", "tools", "cwd"]
+    );
+
+    let file = s.session_file().expect("file").to_path_buf();
+    let text = std::fs::read_to_string(&file).expect("read file");
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"system\""))
+        .expect("line");
+    let (p, t, c) = (
+        line.find("\"preamble\"").expect("preamble"),
+        line.find("\"tools\"").expect("tools"),
+        line.find("\"cwd\"").expect("cwd"),
+    );
+    assert!(p < t && t < c, "sections reordered on disk: {line}");
+
+    drop(s);
+    let reopened = SessionManager::open(&file, None).expect("open");
+    let read = reopened
+        .entry(&id)
+        .and_then(|e| e.message())
+        .expect("message");
+    assert_eq!(names(&read.expect("read")), ["preamble", "tools", "cwd"]);
+}
