@@ -325,7 +325,7 @@ async fn stream_floor(args: &Args) -> Result<Report, String> {
     let size = args.num("--size", 0)?;
     let path = match kind {
         Kind::AnthropicTool => "/v1/messages",
-        Kind::OpenAiText | Kind::OpenAiTool => "/chat/completions",
+        Kind::OpenAiText | Kind::OpenAiTool | Kind::TuiText => "/chat/completions",
     };
     let url = format!("{}{path}", payload::base_url(origin, kind, size));
     let expected = payload::render(kind, size).len();

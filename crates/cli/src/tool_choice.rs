@@ -257,23 +257,6 @@ fn bash_tool(ws: Workspace, setup: &BashSetup) -> Result<AgentToolHandle, oxpi_t
     AgentToolHandle::new(configured_bash(ws, setup))
 }
 
-/// The names of `list` oxpi has as built-in tools; the others (pi's `codemode`,
-/// `tool_search`, `powershell`, extension tools) are left out with a warning on stderr.
-pub(crate) fn known_tools(list: &[String]) -> Vec<String> {
-    list.iter()
-        .filter(|name| {
-            let known = BUILTIN_TOOLS.contains(&name.as_str());
-            if !known {
-                eprintln!(
-                    "Warning: defaultTools names {name:?}, which oxpi does not have; left out"
-                );
-            }
-            known
-        })
-        .cloned()
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,8 @@ impl Models {
     /// let err = models.model("anthropic", "claude-haiku-4.5").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "Unknown model: anthropic/claude-haiku-4.5 (did you mean anthropic/claude-haiku-4-5?)"
+    ///     "Unknown model: anthropic/claude-haiku-4.5 \
+    ///      (did you mean anthropic/claude-haiku-4-5 or anthropic/claude-haiku-5-5?)"
     /// );
     /// ```
     pub fn model(&self, provider: &str, id: &str) -> Result<&Model, ModelsError> {
