@@ -410,3 +410,62 @@ impl PipePart for Vec<u8> {
         vec![Part::Bytes(self)]
     }
 }
+
+#[tokio::test]
+async fn models_refresh_refreshes_now_even_a_token_that_is_still_valid() {
+    let state = Arc::new(Mutex::new(Issuer::default()));
+    state
+        .lock()
+        .unwrap()
+        .refresh_tokens
+        .insert("refresh0".into());
+    let issuer = codex_issuer(state.clone(), 3600).await;
+    let dir = temp_dir("refresh-now");
+    let (path, groq, _) = auth_json(&dir, "refresh0", &access_token(0));
+    let models = models(&path, &issuer);
+    let stored_access = || match AuthFile::new(&path).read("openai-codex").unwrap() {
+        Some(Credential::OAuth(c)) => c.access,
+        other => panic!("{other:?}"),
+    };
+    models.refresh("openai-codex").await.unwrap();
+    assert_eq!((counts(&state), stored_access()), ((1, 0), access_token(1)));
+    // Valid for an hour now, and refreshed all the same.
+    models.refresh("openai-codex").await.unwrap();
+    assert_eq!((counts(&state), stored_access()), ((2, 0), access_token(2)));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(&format!("\"groq\": {groq},")), "{text}");
+    let err = models.refresh("groq").await.unwrap_err().to_string();
+    assert!(err.contains("groq"), "{err}");
+}
+
+#[tokio::test]
+async fn a_refresh_answered_with_a_redirect_elsewhere_sends_the_refresh_token_nowhere() {
+    let elsewhere = TestServer::start_fn(|_| Reply::json_error(400, "{}"))
+        .await
+        .unwrap();
+    let target = format!("{}/oauth/token", elsewhere.base_url());
+    let issuer = TestServer::start_fn(move |_| Reply::Respond {
+        status: 307,
+        headers: vec![("location".into(), target.clone())],
+        body: Vec::new(),
+    })
+    .await
+    .unwrap();
+    let dir = temp_dir("redirect");
+    let (path, _, _) = auth_json(&dir, "refresh-secret-0", &access_token(0));
+    let models = models(&path, &issuer);
+    let err = models
+        .refresh("openai-codex")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(issuer.requests().len(), 1, "the issuer was asked");
+    assert!(
+        elsewhere.requests().is_empty(),
+        "the redirect was not followed to another origin"
+    );
+    assert!(!err.contains("refresh-secret-0"), "{err}");
+    // Nothing was stored in place of the login.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("refresh-secret-0"), "{text}");
+}

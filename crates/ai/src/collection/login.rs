@@ -1,4 +1,4 @@
-//! [`Models::login`] and [`Models::logout`]: pi's login of an OAuth provider run and its
+//! [`Models::login`], [`Models::refresh`] and [`Models::logout`]: pi's login of an OAuth provider run and its
 //! credential stored (under the store's lock; other entries of an `auth.json` kept byte for
 //! byte), or a stored credential removed.
 
@@ -65,6 +65,29 @@ impl Models {
         Ok(())
     }
 
+    /// Refreshes `provider`'s stored login now, whether or not it expires soon (pi's
+    /// `refreshOAuthToken`): under the store's lock, the new tokens stored in place of the old
+    /// ones. Requests refresh on their own before expiry and after a 401; this is for a program
+    /// that wants a fresh token ahead of time. An error names the provider, never a token.
+    pub async fn refresh(&self, provider: &str) -> Result<(), ModelsError> {
+        let failed = |reason: String| ModelsError::Login {
+            provider: provider.into(),
+            reason,
+        };
+        let config = self
+            .oauth_config(provider)
+            .ok_or_else(|| failed("oxpi has no OAuth client for it".into()))?;
+        let access = match self.credentials.read(provider)? {
+            Some(Credential::OAuth(credential)) => credential.access,
+            _ => return Err(failed("no stored login".into())),
+        };
+        // The current token taken as refused: refreshed unless another process just did.
+        crate::oauth::stored::current_credential(self.credentials.clone(), config, Some(access))
+            .await
+            .map(|_| ())
+            .map_err(|e| failed(e.to_string()))
+    }
+
     /// Removes `provider`'s stored credential (a login or a key); `false` when there was none.
     pub fn logout(&self, provider: &str) -> Result<bool, ModelsError> {
         let had = self.credentials.read(provider)?.is_some();
@@ -72,5 +95,30 @@ impl Models {
             self.credentials.delete(provider)?;
         }
         Ok(had)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oauth::login::{LoginEvent, LoginPrompt};
+    use futures::future::BoxFuture;
+
+    struct Silent;
+
+    impl LoginUi for Silent {
+        fn notify(&self, _: LoginEvent) {}
+        fn prompt(&self, _: LoginPrompt) -> BoxFuture<'static, Option<String>> {
+            Box::pin(async { None })
+        }
+    }
+
+    /// A login or a refresh can run in a spawned task (an interactive view does so).
+    #[test]
+    fn login_and_refresh_futures_are_send() {
+        fn send<T: Send>(_: T) {}
+        let models = Models::new();
+        send(models.login("anthropic", Arc::new(Silent)));
+        send(models.refresh("anthropic"));
     }
 }

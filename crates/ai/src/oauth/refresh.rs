@@ -141,7 +141,7 @@ pub async fn refresh(
 pub(crate) async fn send_for_json<E>(
     request: reqwest::RequestBuilder,
     url: &str,
-    fail: &dyn Fn(String, bool) -> E,
+    fail: &(dyn Fn(String, bool) -> E + Sync),
 ) -> Result<Value, E> {
     let response = request
         .timeout(std::time::Duration::from_secs(30))
