@@ -188,7 +188,7 @@ pub(crate) async fn run(command: Command) -> i32 {
 }
 
 /// The provider given, else the one the user picks.
-async fn choose(provider: Option<String>, ui: &Arc<TerminalUi>) -> Option<String> {
+pub(crate) async fn choose(provider: Option<String>, ui: &Arc<TerminalUi>) -> Option<String> {
     if provider.is_some() {
         return provider;
     }
@@ -223,7 +223,7 @@ pub(crate) async fn login(
 }
 
 /// Removes `provider`'s stored credential.
-fn logout(models: &Models, provider: &str) -> Result<String, String> {
+pub(crate) fn logout(models: &Models, provider: &str) -> Result<String, String> {
     match models.logout(provider) {
         Ok(true) => Ok(format!("Logged out of {provider}")),
         Ok(false) => Ok(format!("No credentials stored for {provider}")),

@@ -1,6 +1,7 @@
 //! What the loop does with keys, agent events and actions: prompts and queues through the
 //! agent, pi's slash commands (`/model`, `/thinking`, `/new`, `/resume`, `/name`, `/session`,
-//! `/compact`, `/copy`, `/hotkeys`, `/quit`) and `!cmd` / `!!cmd`.
+//! `/compact`, `/copy`, `/hotkeys`, `/login`, `/logout`, `/quit`), prompt templates and
+//! skills sent expanded, and `!cmd` / `!!cmd`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,6 +49,8 @@ pub(crate) struct Ctx {
     pub base_url: Option<(String, String)>,
     /// Cancels the view's own work (`!cmd`, `/compact`) on `Esc`; replaced after each use.
     pub cancel: tokio_util::sync::CancellationToken,
+    /// Where the editor's text goes while a `/login` waits for it.
+    pub login_input: Option<std::sync::mpsc::Sender<String>>,
 }
 
 /// The models one may switch to: the current one, then every model with a key
@@ -95,6 +98,14 @@ impl Ctx {
                 }
             }
             Msg::Show(item) => app.pending.push(item),
+            Msg::LoginEnded(result) => {
+                self.login_input = None;
+                app.login = false;
+                app.pending.push(match result {
+                    Ok(text) => Item::Info(text),
+                    Err(e) => Item::Error(e),
+                });
+            }
         }
     }
 
@@ -105,6 +116,11 @@ impl Ctx {
             Action::Submit(text) => self.submit(app, text, now),
             Action::Queue(kind, text) => super::queue(&self.runtime, kind, &text),
             Action::Abort => {
+                if self.login_input.take().is_some() {
+                    // The login's next question gets no answer and it ends (`LoginEnded`).
+                    app.login = false;
+                    return;
+                }
                 agent.clear_all_queues();
                 agent.abort();
                 std::mem::take(&mut self.cancel).cancel();
@@ -228,10 +244,14 @@ impl Ctx {
             Action::Complete(word) => {
                 let first_word = app.editor.text().trim_start() == word;
                 let candidates: Vec<String> = if first_word && word.starts_with('/') {
-                    super::complete::COMMANDS
-                        .iter()
-                        .map(|c| format!("/{c}"))
-                        .collect()
+                    // The view's commands, then the prompt templates and skills.
+                    let own = super::complete::COMMANDS.iter().map(|c| format!("/{c}"));
+                    let configured = self
+                        .runtime
+                        .commands()
+                        .into_iter()
+                        .filter_map(|c| c["name"].as_str().map(|name| format!("/{name}")));
+                    own.chain(configured).collect()
                 } else {
                     let root = self.runtime.workspace.root().to_path_buf();
                     super::complete::path_candidates(&root, &word)
@@ -309,13 +329,26 @@ impl Ctx {
     }
 
     fn submit(&mut self, app: &mut App, text: String, now: Instant) {
+        if let Some(input) = &self.login_input {
+            // Not shown and not sent to the model: it may be a code or a redirect URL.
+            if input.send(text.trim().to_string()).is_ok() {
+                return;
+            }
+            self.login_input = None;
+            app.login = false;
+        }
         let trimmed = text.trim();
         if let Some(command) = trimmed.strip_prefix('/') {
             let (name, arg) = command
                 .split_once(char::is_whitespace)
                 .map_or((command, ""), |(n, a)| (n, a.trim()));
-            self.command(app, name, arg, now);
-            return;
+            let expanded = self.runtime.expand_prompt(trimmed);
+            if super::complete::COMMANDS.contains(&name) || expanded == trimmed {
+                self.command(app, name, arg, now);
+                return;
+            }
+            // A prompt template or `/skill:name`: sent as its expanded text, as in `-p` and RPC.
+            return self.send(app, expanded, now);
         }
         if let Some(rest) = trimmed.strip_prefix('!') {
             let (exclude, command) = match rest.strip_prefix('!') {
@@ -327,6 +360,11 @@ impl Ctx {
             }
             return;
         }
+        self.send(app, text, now);
+    }
+
+    /// Sends `text` as the user's prompt.
+    fn send(&mut self, app: &mut App, text: String, now: Instant) {
         app.working = Some(now);
         let runtime = self.runtime.clone();
         let tx = self.tx.clone();
@@ -502,6 +540,15 @@ impl Ctx {
                         }
                     }
                 });
+            }
+            "login" | "logout" => {
+                if self.busy(app, name) {
+                    return;
+                }
+                let provider = (!arg.is_empty()).then(|| arg.to_string());
+                let logout = name == "logout";
+                self.login_input = Some(super::login::start(provider, logout, self.tx.clone()));
+                app.login = true;
             }
             "copy" => match last_reply_text(&self.runtime) {
                 Some(text) => {

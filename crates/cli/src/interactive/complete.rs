@@ -5,8 +5,8 @@ use std::path::Path;
 
 /// The slash commands the view knows, for completion.
 pub(crate) const COMMANDS: &[&str] = &[
-    "clone", "compact", "copy", "exit", "export", "fork", "hotkeys", "model", "name", "new",
-    "quit", "resume", "session", "thinking", "tree",
+    "clone", "compact", "copy", "exit", "export", "fork", "hotkeys", "login", "logout", "model",
+    "name", "new", "quit", "resume", "session", "thinking", "tree",
 ];
 
 /// The most files `@` lists.

@@ -12,6 +12,7 @@ mod complete;
 mod editor;
 mod export;
 mod keys;
+mod login;
 mod markdown;
 mod selector;
 mod sessions;
@@ -43,6 +44,8 @@ pub(crate) enum Msg {
     Done(Option<String>),
     /// Something to show.
     Show(Item),
+    /// A `/login` ended: what it says, or its error.
+    LoginEnded(Result<String, String>),
 }
 
 /// The footer's facts from the runtime.
@@ -130,6 +133,7 @@ pub(crate) async fn run(
         tx: tx.clone(),
         base_url: base_url.map(|url| (runtime.agent.model().provider, url)),
         cancel: tokio_util::sync::CancellationToken::new(),
+        login_input: None,
     };
     if let Some(first) = first {
         ctx.act(&mut app, Action::Submit(first), Instant::now());

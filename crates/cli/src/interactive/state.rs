@@ -179,6 +179,9 @@ pub(crate) struct App {
     pub tree: super::tree::TreeKeys,
     /// Set when the view should end.
     pub quit: bool,
+    /// A `/login` waits for what the user types (a choice, a code, a redirect URL): `Enter`
+    /// hands the editor's text to it and `Esc` cancels it.
+    pub login: bool,
     /// Set by `Ctrl+G`: the loop opens the external editor on the editor's text.
     pub external_editor: bool,
     /// Long pastes, shown in the editor as `[paste #n +N lines]` and put back on sending.
@@ -263,6 +266,7 @@ impl App {
             selector: None,
             tree: Default::default(),
             quit: false,
+            login: false,
             external_editor: false,
             pastes: Vec::new(),
         }
@@ -489,7 +493,7 @@ impl App {
                 self.editor.delete();
             }
             Key::Esc => {
-                if self.working.is_some() {
+                if self.working.is_some() || self.login {
                     return Some(Action::Abort);
                 }
             }

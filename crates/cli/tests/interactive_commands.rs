@@ -1,0 +1,115 @@
+//! The interactive mode's commands of pi's configuration, in a real terminal (tmux): a prompt
+//! template and a skill sent as their expanded text, `/logout` removing a stored login with the
+//! other entries kept, and `/login` asking in the view, its answer taken from the editor and
+//! `Esc` cancelling it. Without tmux each test prints why it is skipped.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::tmux::{server, tmux_missing, Tmux};
+use common::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_template_and_a_skill_are_sent_expanded() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let agent = d.home.join(".pi/agent");
+    std::fs::create_dir_all(agent.join("prompts")).unwrap();
+    std::fs::write(
+        agent.join("prompts/greet.md"),
+        "---\ndescription: Greets\n---\nSay hello to $1 twice",
+    )
+    .unwrap();
+    std::fs::create_dir_all(agent.join("skills/tidy")).unwrap();
+    std::fs::write(
+        agent.join("skills/tidy/SKILL.md"),
+        "---\nname: tidy\ndescription: Tidies a file\n---\nTidy steps here.\n",
+    )
+    .unwrap();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 100, 30);
+    tmux.wait_text("scripted-1").await;
+    tmux.type_text("/greet Bob");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: Say hello to Bob twice").await;
+    tmux.type_text("/skill:tidy notes.txt");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second reply", |s| {
+        s.matches("Echo:").count() >= 2 && !s.contains("Working…")
+    })
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(last_user_text(&requests[0]), "Say hello to Bob twice");
+    let skill = last_user_text(&requests[1]);
+    assert!(
+        skill.contains("Tidy steps here.") && skill.contains("notes.txt"),
+        "{skill}"
+    );
+    // An unknown command is still refused, not sent.
+    tmux.type_text("/nosuch");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Unknown command: /nosuch").await;
+    assert_eq!(server.requests().len(), 2);
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn logout_removes_the_login_and_login_asks_in_the_view_until_esc() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let agent = d.home.join(".pi/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let kept = "{\"type\":\"api_key\", \"key\": \"gsk-kept\"}";
+    std::fs::write(
+        agent.join("auth.json"),
+        format!(
+            "{{\n  \"groq\": {kept},\n  \"openai-codex\": {{\"type\": \"oauth\", \"access\": \"a\", \"refresh\": \"r\", \"expires\": 1}}\n}}"
+        ),
+    )
+    .unwrap();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 100, 30);
+    tmux.wait_text("scripted-1").await;
+    tmux.type_text("/logout openai-codex");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Logged out of openai-codex").await;
+    let auth = std::fs::read_to_string(agent.join("auth.json")).unwrap();
+    assert!(!auth.contains("openai-codex"), "{auth}");
+    assert!(
+        auth.contains(kept),
+        "the other entry is kept as written: {auth}"
+    );
+
+    tmux.type_text("/login");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("2) OpenAI (ChatGPT Plus/Pro)").await;
+    // The answer goes to the login, not to the model: an unknown choice ends it.
+    tmux.type_text("nosuch-provider");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("oxpi has no login for \"nosuch-provider\"")
+        .await;
+    assert_eq!(server.requests().len(), 0);
+
+    tmux.type_text("/login");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the second provider list", |s| {
+        s.matches("1) Anthropic").count() >= 2
+    })
+    .await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_text("Login cancelled").await;
+    // After the login, the editor's text is a prompt again.
+    tmux.type_text("hello again");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: hello again").await;
+    assert_eq!(server.requests().len(), 1);
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+}
