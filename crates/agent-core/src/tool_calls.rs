@@ -12,8 +12,9 @@ use tokio_util::sync::CancellationToken;
 use crate::event::AgentEvent;
 use crate::hooks::ToolOutcome;
 use crate::inner::{append, Inner, Run};
-use crate::tool::{AgentToolResult, ToolExecution, ToolUpdateFn};
+use crate::tool::{AgentToolHandle, AgentToolResult, ToolExecution, ToolUpdateFn};
 use crate::tool_run::{error_outcome, execute, prepare, CallSite, Prepared, NOT_EXECUTED_ABORTED};
+use crate::turn_hooks::AgentContext;
 
 /// Produces exactly one result per call, in call order, and appends each to the history.
 ///
@@ -31,39 +32,38 @@ pub(crate) async fn execute_tool_calls(
     if calls.is_empty() {
         return (Vec::new(), false);
     }
-    let context = run.context(inner);
-    let tools = context.tools.clone();
-    let site = CallSite {
-        tools: &tools,
-        assistant,
-        context: &context,
-        before: inner.before_tool_call.as_ref(),
-        after: inner.after_tool_call.as_ref(),
-        execute_tool: inner.execute_tool.as_ref(),
-        cancel,
-    };
-    // As pi: one sequential tool in the batch makes the whole batch sequential.
-    let sequential = inner.tool_execution == ToolExecution::Sequential
-        || calls.iter().any(|call| {
-            tools.iter().any(|t| {
-                t.name() == call.name && t.execution_mode() == Some(ToolExecution::Sequential)
+    // The context the hooks and tools see shares the history. It lives only while calls are
+    // checked and run and is dropped before their results are appended: appending to a shared
+    // history would copy all of it (`Arc::make_mut`), once per result, every turn.
+    let sequential = {
+        let context = run.context(inner);
+        // As pi: one sequential tool in the batch makes the whole batch sequential.
+        inner.tool_execution == ToolExecution::Sequential
+            || calls.iter().any(|call| {
+                context.tools.iter().any(|t| {
+                    t.name() == call.name && t.execution_mode() == Some(ToolExecution::Sequential)
+                })
             })
-        });
+    };
     let mut results = Vec::with_capacity(calls.len());
     let mut terminate = true;
     if sequential {
         for call in calls {
-            announce(inner, call).await;
-            let prepared = check(&site, call).await;
-            let outcome = match prepared {
-                Prepared::Refused(outcome) => {
-                    end(inner, call, &outcome).await;
-                    outcome
+            let outcome = {
+                let context = run.context(inner);
+                let tools = context.tools.clone();
+                let site = call_site(inner, assistant, &tools, &context, cancel);
+                announce(inner, call).await;
+                match check(&site, call).await {
+                    Prepared::Refused(outcome) => {
+                        end(inner, call, &outcome).await;
+                        outcome
+                    }
+                    prepared @ Prepared::Run(..) => run_batch(inner, &site, vec![(call, prepared)])
+                        .await
+                        .pop()
+                        .unwrap_or_else(|| error_outcome(NOT_EXECUTED_ABORTED)),
                 }
-                Prepared::Run(..) => run_batch(inner, &site, vec![(call, prepared)])
-                    .await
-                    .pop()
-                    .unwrap_or_else(|| error_outcome(NOT_EXECUTED_ABORTED)),
             };
             terminate &= outcome.result.terminate;
             let result = to_result(call, outcome);
@@ -71,22 +71,28 @@ pub(crate) async fn execute_tool_calls(
             results.push(result);
         }
     } else {
-        let mut outcomes: Vec<Option<ToolOutcome>> = Vec::with_capacity(calls.len());
-        let mut jobs = Vec::new();
-        for call in calls {
-            announce(inner, call).await;
-            match check(&site, call).await {
-                Prepared::Refused(outcome) => {
-                    end(inner, call, &outcome).await;
-                    outcomes.push(Some(outcome));
-                }
-                prepared => {
-                    outcomes.push(None);
-                    jobs.push((call, prepared));
+        let (outcomes, ran) = {
+            let context = run.context(inner);
+            let tools = context.tools.clone();
+            let site = call_site(inner, assistant, &tools, &context, cancel);
+            let mut outcomes: Vec<Option<ToolOutcome>> = Vec::with_capacity(calls.len());
+            let mut jobs = Vec::new();
+            for call in calls {
+                announce(inner, call).await;
+                match check(&site, call).await {
+                    Prepared::Refused(outcome) => {
+                        end(inner, call, &outcome).await;
+                        outcomes.push(Some(outcome));
+                    }
+                    prepared => {
+                        outcomes.push(None);
+                        jobs.push((call, prepared));
+                    }
                 }
             }
-        }
-        let mut ran = run_batch(inner, &site, jobs).await.into_iter();
+            (outcomes, run_batch(inner, &site, jobs).await)
+        };
+        let mut ran = ran.into_iter();
         for (call, outcome) in calls.iter().zip(outcomes) {
             let outcome = outcome
                 .or_else(|| ran.next())
@@ -98,6 +104,25 @@ pub(crate) async fn execute_tool_calls(
         }
     }
     (results, terminate)
+}
+
+/// The hooks, tools and context a batch of calls is checked and run with.
+fn call_site<'a>(
+    inner: &'a Inner,
+    assistant: &'a AssistantMessage,
+    tools: &'a [AgentToolHandle],
+    context: &'a AgentContext,
+    cancel: &'a CancellationToken,
+) -> CallSite<'a> {
+    CallSite {
+        tools,
+        assistant,
+        context,
+        before: inner.before_tool_call.as_ref(),
+        after: inner.after_tool_call.as_ref(),
+        execute_tool: inner.execute_tool.as_ref(),
+        cancel,
+    }
 }
 
 /// Checks a model-issued call: the reply must be complete, then as any call (see
