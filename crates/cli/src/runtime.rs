@@ -418,6 +418,12 @@ impl Runtime {
         if let Some(policy) = &config.retry {
             options = options.with_retry(*policy);
         }
+        if let Some(mode) = config.steering_mode {
+            options = options.with_steering_mode(mode);
+        }
+        if let Some(mode) = config.follow_up_mode {
+            options = options.with_follow_up_mode(mode);
+        }
         if let Some(level) = ReasoningLevel::from_thinking_level(thinking) {
             options = options.with_thinking_level(level);
         }

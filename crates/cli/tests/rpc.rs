@@ -636,3 +636,23 @@ async fn get_commands_lists_prompt_templates_and_a_prompt_expands_them() {
     );
     assert_eq!(rpc.close().await, Some(0));
 }
+
+#[tokio::test]
+async fn the_queue_modes_of_settings_json_are_the_agent_s() {
+    let d = dirs();
+    let agent_dir = d.home.join(".pi/agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    std::fs::write(
+        agent_dir.join("settings.json"),
+        r#"{"steeringMode": "all", "followUpMode": "all"}"#,
+    )
+    .unwrap();
+    let server = scripted_server().await;
+    let mut rpc = Rpc::start(&d, &model_args(&server));
+    let state = rpc.call(json!({"type": "get_state"})).await;
+    assert_eq!(
+        (&data(&state)["steeringMode"], &data(&state)["followUpMode"]),
+        (&json!("all"), &json!("all"))
+    );
+    assert_eq!(rpc.close().await, Some(0));
+}

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use oxpi_agent_core::RetryPolicy;
+use oxpi_agent_core::{QueueMode, RetryPolicy};
 use oxpi_ai::{Model, ThinkingLevel};
 use oxpi_session::CompactionSettings;
 
@@ -42,6 +42,10 @@ pub(crate) struct RunConfig {
     pub session_dir: Option<PathBuf>,
     /// `oxpi.sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// `steeringMode`.
+    pub steering_mode: Option<QueueMode>,
+    /// `followUpMode`.
+    pub follow_up_mode: Option<QueueMode>,
 }
 
 impl RunConfig {
@@ -68,6 +72,8 @@ impl RunConfig {
             shell_command_prefix: settings.shell_command_prefix(),
             session_dir: settings.session_dir(cwd),
             sandbox: settings.sandbox(),
+            steering_mode: settings.queue_mode("steeringMode"),
+            follow_up_mode: settings.queue_mode("followUpMode"),
             settings,
         }
     }

@@ -233,6 +233,17 @@ impl Settings {
         })
     }
 
+    /// `steeringMode` or `followUpMode` (`key`): `"all"` or `"one-at-a-time"`.
+    pub(crate) fn queue_mode(&mut self, key: &str) -> Option<oxpi_agent_core::QueueMode> {
+        self.typed(&[key], "\"all\" or \"one-at-a-time\"", |v| {
+            match v.as_str()? {
+                "all" => Some(oxpi_agent_core::QueueMode::All),
+                "one-at-a-time" => Some(oxpi_agent_core::QueueMode::OneAtATime),
+                _ => None,
+            }
+        })
+    }
+
     /// `defaultProvider`.
     pub(crate) fn default_provider(&mut self) -> Option<String> {
         self.string(&["defaultProvider"])

@@ -146,3 +146,21 @@ fn invalid_json_is_a_warning_and_the_other_file_still_counts() {
     assert!(!s.project_trusted);
     assert_eq!(s.default_provider(), None);
 }
+
+#[test]
+fn queue_modes_are_read_as_pi_names_them() {
+    use oxpi_agent_core::QueueMode;
+    let mut s = settings(
+        json!({"steeringMode": "all", "followUpMode": "one-at-a-time"}),
+        json!({"followUpMode": "some"}),
+    );
+    assert_eq!(s.queue_mode("steeringMode"), Some(QueueMode::All));
+    assert_eq!(s.queue_mode("followUpMode"), None);
+    assert_eq!(
+        s.warnings,
+        [
+            "Invalid settings file /p/.pi/settings.json: followUpMode must be \"all\" or \
+          \"one-at-a-time\", found a string (\"some\"); the default is used"
+        ]
+    );
+}

@@ -26,6 +26,7 @@ Esc              abort
 Ctrl+C           clear the editor; twice to quit
 Ctrl+D           quit (empty editor)
 Ctrl+L           select a model
+Ctrl+X           copy the last reply (also /copy)
 Ctrl+P           next model (Shift+Ctrl+P previous)
 Shift+Tab        next thinking level
 Ctrl+O           expand or collapse tool output
@@ -131,6 +132,7 @@ impl Ctx {
                 app.dequeue_to_editor();
             }
             Action::Quit => app.quit = true,
+            Action::Copy => self.command(app, "copy", "", now),
             Action::SelectModel => self.open_model_selector(app, ""),
             Action::CycleModel(forward) => {
                 let cycled = crate::model_scope::cycle_runtime(

@@ -51,6 +51,8 @@ pub(crate) enum Key {
     CtrlT,
     /// `Ctrl+L`.
     CtrlL,
+    /// `Ctrl+X`.
+    CtrlX,
     /// `Ctrl+P`.
     CtrlP,
     /// `Shift+Ctrl+P`.
@@ -87,6 +89,7 @@ pub(crate) fn from_event(event: KeyEvent) -> Option<Key> {
         KeyCode::Char('o') if ctrl => Key::CtrlO,
         KeyCode::Char('t') if ctrl => Key::CtrlT,
         KeyCode::Char('l') if ctrl => Key::CtrlL,
+        KeyCode::Char('x') if ctrl => Key::CtrlX,
         KeyCode::Char('g') if ctrl => Key::CtrlG,
         KeyCode::Char('a') if ctrl => Key::Home,
         KeyCode::Char('e') if ctrl => Key::End,

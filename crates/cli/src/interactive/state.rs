@@ -79,6 +79,8 @@ pub(crate) enum Action {
     Chosen(SelectorKind, String),
     /// Send queued messages back to the editor (`Alt+Up`).
     Dequeue,
+    /// Copy the last reply (`Ctrl+X`, as `/copy`).
+    Copy,
     /// Complete the word before the cursor (`Tab`).
     Complete(String),
     /// Open the file search (`@` at a word start).
@@ -500,6 +502,7 @@ impl App {
             Key::CtrlO => self.expand_tools = !self.expand_tools,
             Key::CtrlT => self.show_thinking = !self.show_thinking,
             Key::CtrlL => return Some(Action::SelectModel),
+            Key::CtrlX => return Some(Action::Copy),
             Key::CtrlG => self.external_editor = true,
             Key::CtrlP => return Some(Action::CycleModel(true)),
             Key::CtrlShiftP => return Some(Action::CycleModel(false)),

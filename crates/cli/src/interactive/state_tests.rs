@@ -214,6 +214,16 @@ fn toggles_and_model_keys() {
         Some(Action::CycleModel(false))
     );
     assert_eq!(app.on_key(Key::ShiftTab, now), Some(Action::CycleThinking));
+    assert_eq!(app.on_key(Key::CtrlX, now), Some(Action::Copy));
+}
+
+#[test]
+fn esc_cancels_a_waiting_login_even_when_idle() {
+    let now = Instant::now();
+    let mut app = App::new(Footer::default());
+    assert_eq!(app.on_key(Key::Esc, now), None, "idle: nothing to abort");
+    app.login = true;
+    assert_eq!(app.on_key(Key::Esc, now), Some(Action::Abort));
 }
 
 #[test]
