@@ -20,6 +20,7 @@ use serde_json::Value;
 
 const USAGE: &str = "\
 cargo xtask chaos [--quick] [--runs N] [--kills N] [--calls N] [--seed N] [--scale N]
+                  [--bench in-process|durable [--one-at-a-time]]
 
 Durable agent runs under kill -9: a Restate server, two oxpi-durable service processes behind a
 TCP balancer, a scripted model, a tool that appends a line to a file. Kills a service process at
@@ -35,6 +36,8 @@ Options:
   --seed N    Seed of the kill schedule (default: from the clock)
   --scale N   No kills: N concurrent runs through Restate against the same runs in process
               (throughput), and the overhead per journaled step (runs one after another)
+  --bench S   With --scale N: one side only (in-process or durable), N runs at once (or one
+              after another with --one-at-a-time), printed as one JSON line (cargo xtask bench)
   -h, --help  Show this help";
 
 /// Options of `chaos`.
@@ -46,6 +49,8 @@ pub(crate) struct Options {
     calls: u32,
     seed: Option<u64>,
     scale: Option<u32>,
+    bench: Option<crate::chaos_scale::Side>,
+    one_at_a_time: bool,
 }
 
 impl Default for Options {
@@ -57,6 +62,8 @@ impl Default for Options {
             calls: 5,
             seed: None,
             scale: None,
+            bench: None,
+            one_at_a_time: false,
         }
     }
 }
@@ -95,6 +102,14 @@ impl Options {
                 "--scale" => {
                     options.scale = Some(u32::try_from(number("--scale")?).unwrap_or(u32::MAX))
                 }
+                "--bench" => {
+                    let side = args.next().unwrap_or_default();
+                    options.bench =
+                        Some(crate::chaos_scale::Side::parse(&side).ok_or_else(|| {
+                            format!("chaos: --bench takes in-process or durable\n\n{USAGE}")
+                        })?)
+                }
+                "--one-at-a-time" => options.one_at_a_time = true,
                 other => return Err(format!("chaos: unexpected argument `{other}`\n\n{USAGE}")),
             }
         }
@@ -230,6 +245,13 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
     if options.help {
         println!("{USAGE}");
         return Ok(true);
+    }
+    if let (Some(side), Some(runs)) = (options.bench, options.scale) {
+        let concurrent = !options.one_at_a_time;
+        return crate::chaos_scale::bench_sample(side, runs, options.calls, concurrent).await;
+    }
+    if options.bench.is_some() {
+        return Err(format!("chaos: --bench needs --scale N\n\n{USAGE}"));
     }
     if let Some(runs) = options.scale {
         return crate::chaos_scale::run(runs, options.calls).await;

@@ -59,6 +59,30 @@ pub(crate) fn execute(env: &Env, workload: &Workload, subject: Subject) -> Outco
             Err(why) => Outcome::Failed(why),
         };
     }
+    if let Workload::Durable { runs, concurrent } = workload {
+        let side = match subject {
+            Subject::OxpiDurable => "durable",
+            _ => "in-process",
+        };
+        if side == "durable"
+            && std::process::Command::new("npm")
+                .arg("--version")
+                .output()
+                .is_err()
+        {
+            return Outcome::Skipped("npm not found: no Restate server".into());
+        }
+        let xtask = match std::env::current_exe() {
+            Ok(path) => path,
+            Err(e) => return Outcome::Failed(format!("no path to xtask: {e}")),
+        };
+        let mut c = Command::new(xtask);
+        c.args(["chaos", "--scale", &runs.to_string(), "--bench", side]);
+        if !concurrent {
+            c.arg("--one-at-a-time");
+        }
+        return report_of(c);
+    }
     if let Some(command) = rows::command(env, workload, subject) {
         return match command {
             Ok(command) => report_of(command),

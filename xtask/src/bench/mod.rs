@@ -140,6 +140,9 @@ pub(crate) enum Workload {
     SessionLoad { entries: usize },
     /// The interactive mode in tmux (tui.rs).
     Tui(tui::TuiWork),
+    /// `runs` scripted runs of five tool calls each (11 journaled steps), in process and on
+    /// Restate (`cargo xtask chaos --scale N --bench …`), all at once or one after another.
+    Durable { runs: usize, concurrent: bool },
 }
 
 impl Workload {
@@ -184,9 +187,21 @@ impl Workload {
                 bytes,
             } => search.label(*files, *bytes),
             Workload::SessionLoad { entries } => {
-                format!("session open + context, {} entries", search::thousands(*entries))
+                format!(
+                    "session open + context, {} entries",
+                    search::thousands(*entries)
+                )
             }
             Workload::Tui(work) => work.label(),
+            Workload::Durable { runs, concurrent } => format!(
+                "durable: {} runs {}, 11 journaled steps each",
+                search::thousands(*runs),
+                if *concurrent {
+                    "at once"
+                } else {
+                    "one at a time"
+                }
+            ),
         }
     }
 }
@@ -223,6 +238,8 @@ pub(crate) enum Subject {
     EchoFloor,
     /// The `pi` command (pi-coding-agent, TypeScript) under Node.
     PiCli,
+    /// The same runs through oxpi-durable: one Restate server, two service processes.
+    OxpiDurable,
 }
 
 /// Bytes of arguments between two `partial_arguments` snapshots in the OxpiPartial subject.
@@ -246,6 +263,7 @@ impl Subject {
             Subject::StreamFloor => "floor: bytes received, not parsed".into(),
             Subject::EchoFloor => "floor: echo process".into(),
             Subject::PiCli => format!("pi {PI_TS_VERSION}"),
+            Subject::OxpiDurable => "oxpi-durable on Restate".into(),
         }
     }
 
@@ -325,6 +343,16 @@ impl Plan {
         }
         workloads.push(Workload::SessionLoad {
             entries: if options.quick { 5_000 } else { 50_000 },
+        });
+        // What durability costs: the same runs in process and on Restate.
+        let (one_by_one, at_once) = if options.quick { (3, 20) } else { (10, 1000) };
+        workloads.push(Workload::Durable {
+            runs: one_by_one,
+            concurrent: false,
+        });
+        workloads.push(Workload::Durable {
+            runs: at_once,
+            concurrent: true,
         });
         // The interactive rows: --quick streams a smaller reply (the debug build runs there).
         let reply = if options.quick { 20 * KIB } else { 100 * KIB };
@@ -609,6 +637,7 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
         Workload::Startup | Workload::Print { .. } => vec![Subject::Oxpi, Subject::PiCli],
         Workload::Rpc { .. } => vec![Subject::Oxpi, Subject::EchoFloor, Subject::PiCli],
         Workload::Agents { .. } => vec![Subject::Oxpi, Subject::PiAgentCoreTs],
+        Workload::Durable { .. } => vec![Subject::Oxpi, Subject::OxpiDurable],
         Workload::Stream { kind, .. } if *kind == "openai-text" => vec![
             Subject::Oxpi,
             Subject::StreamFloor,

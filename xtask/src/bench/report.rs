@@ -224,6 +224,13 @@ fn table(cells: &[Cell], runs: usize) -> String {
                     file / 1048576.0
                 ));
             }
+            Workload::Durable { .. } => {
+                notes.push(format!(
+                    "{:.2} ms per journaled step, {:.0} runs/s",
+                    median(&extra(cell, "ms_per_step")),
+                    median(&extra(cell, "runs_per_s"))
+                ));
+            }
             Workload::Tui(super::tui::TuiWork::Start) => {
                 notes.push("wall: start to the footer on screen; CPU: until then".into());
             }
@@ -243,7 +250,10 @@ fn table(cells: &[Cell], runs: usize) -> String {
                 ));
             }
         }
-        let (cpu, rss_mib) = if matches!(cell.workload, Workload::Search { .. }) {
+        let (cpu, rss_mib) = if matches!(
+            cell.workload,
+            Workload::Search { .. } | Workload::Durable { .. }
+        ) {
             ("—".to_string(), "—".to_string())
         } else {
             (ms(median(&cpus(cell))), format!("{:.1}", peak / 1024.0))
@@ -609,6 +619,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     let _ = writeln!(out, "- **Read tool.** oxpi's `read` on a file of 20-byte lines with default limits (first 2,000 lines, 50 KB), through `AgentTool::execute`; bytes read come from the result's details.");
     let _ = writeln!(out, "- **grep and find.** oxpi's `grep` and `find` tools (`oxpi-bench grep|find`, one call through the tool handle) against the `rg` and `fd` binaries (Debian's `ripgrep` and `fd-find`, installed with apt-get when missing) on the same generated tree (`oxpi-bench tree`: text files in nested directories, a `.gitignore` hiding 2% of them; the same bytes every time), page cache warm. grep looks for a literal and for a regex planted 40 times (under the 100-match limit, so the whole tree is read: `rg --line-number --color=never --hidden`, pi's flags with text output); find lists `**/*.rs` up to 1,000 results (`fd --glob --hidden --max-results 1000 '*.rs'`). oxpi, `rg` and `fd` are timed as whole processes, start to exit; pi's `grep` and `find` (pi-coding-agent {PI_TS_VERSION} under Node, `bench/node/driver.mjs tool`, spawning those same binaries; `fd` through a wrapper that drops `--no-require-git`, which Debian's fd 8.6 lacks) are timed around `execute()`, Node's start-up outside. CPU and RSS are not read for these rows.");
     let _ = writeln!(out, "- **Session load.** A session of turns (a user prompt, an assistant reply with text and a tool call, the tool's result; about 400 bytes an entry) written once by pi-coding-agent {}'s own `SessionManager` (`bench/node/session_load.mjs write`), then opened read-only and its context built, each run its own process: oxpi's `SessionManager::open_read_only` and `build_session_context` (`oxpi-bench session-load`) against pi's `SessionManager.open` and `buildSessionContext` under Node 22 (`session_load.mjs load`). The notes give each step's CPU time; the target compares CPU time (wall time on a loaded machine varies far more) and oxpi's peak RSS with the file's size.", super::env::PI16_VERSION);
+    let _ = writeln!(out, "- **Durable runs.** The same scripted runs (five tool calls to a tool appending a line to a file, six model turns from a local scripted model: 11 journaled steps) through `Agent::prompt` in the xtask process and through oxpi-durable (a Restate server from npm, two service processes behind a TCP balancer, each run a virtual object), one after another and all at once (`cargo xtask chaos --scale N --bench in-process|durable`). Wall time covers the runs only, after one warm-up run; \"wall vs oxpi\" is durable over in process; the notes give wall time per journaled step and runs per second. CPU and RSS are not read (several processes).");
     let _ = writeln!(out, "- **Columns.** Wall and CPU (user + system, all threads: `getrusage`, `process.cpuUsage`) cover the measured span; peak RSS is the process's (`ru_maxrss`, `resourceUsage().maxRSS`); \"wall vs oxpi\" is the subject's median wall time over oxpi's on the same workload; \"RSS over idle\" is peak RSS minus RSS just before the span, against the content size.\n");
     let _ = writeln!(out, "## Results\n");
     out.push_str(&table(cx.cells, cx.runs));

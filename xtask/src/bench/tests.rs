@@ -43,6 +43,8 @@ fn plans_the_issue_workloads() {
             "grep regex, 20,000 files / 200 MB",
             "find '**/*.rs', 20,000 files / 200 MB",
             "session open + context, 50,000 entries",
+            "durable: 10 runs one at a time, 11 journaled steps each",
+            "durable: 1,000 runs at once, 11 journaled steps each",
             "interactive: start to editor ready",
             "interactive: 100 KB reply streamed",
             "interactive: 100 KB reply after 5,000 lines",
@@ -59,7 +61,7 @@ fn plans_the_issue_workloads() {
         },
     );
     assert_eq!(quick.runs, 1);
-    assert_eq!(quick.workloads.len(), 18);
+    assert_eq!(quick.workloads.len(), 20);
     assert_eq!(
         quick.workloads.last().map(Workload::label).as_deref(),
         Some("interactive: 20 KB reply after 5,000 lines")
