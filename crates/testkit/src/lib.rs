@@ -17,8 +17,8 @@ pub mod mcp_servers;
 pub mod oauth_backend;
 pub mod oauth_issuer;
 pub mod pi;
-pub mod wire;
 pub mod scripted_runs;
+pub mod wire;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -55,7 +55,7 @@ skipped and the estimate shown.
 
 Options:
   --quick            Smoke run for CI: 1 run, sizes up to 100 KB, a 64 MB file, a 20 KB
-                     interactive reply into the debug build of oxpi;
+                     interactive reply;
                      writes target/oxpi-bench/BENCHMARKS-quick.md unless --out is given
   --runs N           Runs per subject and workload (default 5, --quick 1; runs under 50 ms get
                      three times as many)
@@ -354,7 +354,7 @@ impl Plan {
             runs: at_once,
             concurrent: true,
         });
-        // The interactive rows: --quick streams a smaller reply (the debug build runs there).
+        // The interactive rows: --quick streams a smaller reply.
         let reply = if options.quick { 20 * KIB } else { 100 * KIB };
         workloads.push(Workload::Tui(tui::TuiWork::Start));
         for history_lines in [0, 5_000] {
@@ -544,7 +544,7 @@ pub(crate) fn run(root: &Path, options: Options) -> Result<bool, String> {
     println!("==> stream server at {}", server.origin);
 
     let tui = if plan.workloads.iter().any(|w| matches!(w, Workload::Tui(_))) {
-        tui::prepare(root, &target, &options, &server.origin)
+        tui::prepare(&target, &options, &server.origin)
     } else {
         Err("not planned".into())
     };

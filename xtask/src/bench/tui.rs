@@ -150,10 +150,9 @@ pub(crate) fn prepare_pi() -> Result<Program, String> {
     })
 }
 
-/// The interactive rows' setup: `oxpi` built (release; the debug build under `--quick`), tmux's
+/// The interactive rows' setup: the release `oxpi` the bench built, tmux's
 /// server started, pi 1.6 installed unless `--no-node`.
 pub(crate) fn prepare(
-    root: &Path,
     target: &Path,
     options: &super::Options,
     origin: &str,
@@ -161,13 +160,9 @@ pub(crate) fn prepare(
     if !tmux_available() {
         return Err("tmux not found (apt-get install -y tmux)".into());
     }
-    let profile = if options.quick { "debug" } else { "release" };
-    let mut build = vec!["build", "-p", "oxpi-cli", "--bin", "oxpi"];
-    if !options.quick {
-        build.push("--release");
-    }
-    println!("==> cargo {}", build.join(" "));
-    super::env::cargo(root, &build)?;
+    // The release `oxpi` the bench built first (`-p oxpi-bench -p oxpi-cli`): building it again
+    // alone would unify other features and rebuild its dependencies.
+    let profile = "release";
     let pi = if options.no_node {
         Err("not measured (--no-node)".to_string())
     } else {
