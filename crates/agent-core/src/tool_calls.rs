@@ -32,9 +32,11 @@ pub(crate) async fn execute_tool_calls(
     if calls.is_empty() {
         return (Vec::new(), false);
     }
-    // The context the hooks and tools see shares the history. It lives only while calls are
-    // checked and run and is dropped before their results are appended: appending to a shared
-    // history would copy all of it (`Arc::make_mut`), once per result, every turn.
+    // The context the hooks and tools see shares the history. In parallel mode (the default)
+    // it lives only while the calls are checked and run and is dropped before their results are
+    // appended: appending to a shared history copies all of it (`Arc::make_mut`). In sequential
+    // mode every call's hooks see the batch's starting context, as pi's, so the first result
+    // appended copies the history once per batch.
     let sequential = {
         let context = run.context(inner);
         // As pi: one sequential tool in the batch makes the whole batch sequential.
@@ -48,22 +50,20 @@ pub(crate) async fn execute_tool_calls(
     let mut results = Vec::with_capacity(calls.len());
     let mut terminate = true;
     if sequential {
+        let context = run.context(inner);
+        let tools = context.tools.clone();
+        let site = call_site(inner, assistant, &tools, &context, cancel);
         for call in calls {
-            let outcome = {
-                let context = run.context(inner);
-                let tools = context.tools.clone();
-                let site = call_site(inner, assistant, &tools, &context, cancel);
-                announce(inner, call).await;
-                match check(&site, call).await {
-                    Prepared::Refused(outcome) => {
-                        end(inner, call, &outcome).await;
-                        outcome
-                    }
-                    prepared @ Prepared::Run(..) => run_batch(inner, &site, vec![(call, prepared)])
-                        .await
-                        .pop()
-                        .unwrap_or_else(|| error_outcome(NOT_EXECUTED_ABORTED)),
+            announce(inner, call).await;
+            let outcome = match check(&site, call).await {
+                Prepared::Refused(outcome) => {
+                    end(inner, call, &outcome).await;
+                    outcome
                 }
+                prepared @ Prepared::Run(..) => run_batch(inner, &site, vec![(call, prepared)])
+                    .await
+                    .pop()
+                    .unwrap_or_else(|| error_outcome(NOT_EXECUTED_ABORTED)),
             };
             terminate &= outcome.result.terminate;
             let result = to_result(call, outcome);

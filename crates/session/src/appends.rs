@@ -59,7 +59,8 @@ impl SessionManager {
     }
 
     /// Appends a message given as raw JSON (any role pi has: `system`, `custom`,
-    /// `bashExecution`, …), written back exactly as given.
+    /// `bashExecution`, …), written back with the same fields (object keys in name order: use
+    /// [`append_message`](Self::append_message) where the order of keys matters).
     pub fn append_message_json(&mut self, message: Value) -> Result<String> {
         let mut m = self.base("message");
         m.insert("message".into(), message);
@@ -121,12 +122,24 @@ impl SessionManager {
         insert_some(&mut m, "details", compaction.details);
         insert_some(&mut m, "usage", compaction.usage);
         insert_some(&mut m, "fromHook", compaction.from_hook.map(Value::from));
-        if let Some(Value::Object(mut system)) = system {
-            let at = timestamp.as_deref().and_then(iso_to_millis).unwrap_or(0);
-            system.insert("timestamp".into(), at.into());
-            m.insert("systemMessage".into(), Value::Object(system));
-        }
-        self.push(m)
+        let Some(system) = system else {
+            return self.push(m);
+        };
+        // The system message written as its own text, so its sections keep their order.
+        let at = timestamp.as_deref().and_then(iso_to_millis).unwrap_or(0);
+        let text = system.to_json(Some(at.into()));
+        let mut line = serde_json::to_vec(&m).map_err(|source| SessionError::Serialize {
+            kind: "compaction".into(),
+            source,
+        })?;
+        // `m` is a non-empty object: its text ends with `}`.
+        line.pop();
+        line.extend_from_slice(b",\"systemMessage\":");
+        line.extend_from_slice(&text);
+        line.push(b'}');
+        let value = serde_json::from_slice(&text).unwrap_or(Value::Null);
+        m.insert("systemMessage".into(), value);
+        self.push_line(m, line)
     }
 
     /// Appends an extension's state (not in the model's context).

@@ -132,7 +132,7 @@ fn projected_context_tokens(path: &[&Entry], projected: &[Projected<'_>]) -> u64
         }
     }
     let all: Vec<ContextMessage> = messages.iter().map(|(_, m)| (*m).clone()).collect();
-    let system_tokens = current_system_message(&all).map_or(0, |s| estimate_tokens(&s));
+    let system_tokens = current_system_message(&all).map_or(0, |s| estimate_tokens(&s.to_value()));
     system_tokens
         + all
             .iter()

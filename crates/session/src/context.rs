@@ -107,10 +107,40 @@ pub(crate) fn entry_messages(entry: &Entry) -> Vec<ContextMessage> {
             )];
         }
     }
-    entry_values(entry)
+    let mut messages: Vec<ContextMessage> = entry_values(entry)
         .into_iter()
         .map(ContextMessage::from_value)
-        .collect()
+        .collect();
+    // A compaction's stored system message comes first: taken from the entry's text, so its
+    // sections keep their order (the value's map would sort them).
+    if entry.entry_type() == EntryType::Compaction && messages.len() == 2 {
+        if let Some(system) = compaction_system_text(entry) {
+            messages[0] = system;
+        }
+    }
+    messages
+}
+
+/// A compaction entry's `systemMessage`, shared from its text.
+fn compaction_system_text(entry: &Entry) -> Option<ContextMessage> {
+    #[derive(serde::Deserialize)]
+    struct Compaction<'a> {
+        #[serde(borrow, rename = "systemMessage")]
+        system: Option<&'a serde_json::value::RawValue>,
+    }
+    let text = entry.read_text()?;
+    let whole = text.as_str();
+    let raw = serde_json::from_str::<Compaction<'_>>(whole)
+        .ok()?
+        .system?
+        .get();
+    if !raw.starts_with('{') {
+        return None;
+    }
+    let start = (raw.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let range = start..start + raw.len();
+    (whole.get(range.clone()) == Some(raw))
+        .then(|| ContextMessage::shared(text.slice(range), Some("system".into())))
 }
 
 /// [`entry_messages`] as values, built from the entry's object.
@@ -358,7 +388,7 @@ pub(crate) fn build(
 
 /// pi's `getCurrentSystemMessage`: every system message replayed into one (content appended,
 /// sections patched by name, tools added and removed); `None` when there is none and no tool.
-pub(crate) fn current_system_message(messages: &[ContextMessage]) -> Option<Value> {
+pub(crate) fn current_system_message(messages: &[ContextMessage]) -> Option<SystemState> {
     let mut content: Vec<String> = Vec::new();
     let mut sections: Vec<(String, Value)> = Vec::new();
     let mut tools: Vec<(String, Value)> = Vec::new();
@@ -374,15 +404,13 @@ pub(crate) fn current_system_message(messages: &[ContextMessage]) -> Option<Valu
         if !text.is_empty() {
             content.push(text);
         }
-        if let Some(Value::Object(patch)) = message.get("sections") {
-            for (name, value) in patch {
-                if value.is_null() {
-                    sections.retain(|(n, _)| n != name);
-                } else if let Some(slot) = sections.iter_mut().find(|(n, _)| n == name) {
-                    slot.1 = value.clone();
-                } else {
-                    sections.push((name.clone(), value.clone()));
-                }
+        for (name, value) in ordered_sections(message) {
+            if value.is_null() {
+                sections.retain(|(n, _)| *n != name);
+            } else if let Some(slot) = sections.iter_mut().find(|(n, _)| *n == name) {
+                slot.1 = value;
+            } else {
+                sections.push((name, value));
             }
         }
         for removed in list(message.get("toolsRemoved")) {
@@ -405,23 +433,86 @@ pub(crate) fn current_system_message(messages: &[ContextMessage]) -> Option<Valu
     if timestamp.is_none() && tools.is_empty() {
         return None;
     }
-    let mut m = Map::new();
-    m.insert("role".into(), "system".into());
-    m.insert("content".into(), content.join("\n\n").into());
-    if !sections.is_empty() {
-        m.insert(
-            "sections".into(),
-            Value::Object(sections.into_iter().collect()),
-        );
+    Some(SystemState {
+        content: content.join("\n\n"),
+        sections,
+        tools: tools.into_iter().map(|(_, t)| t).collect(),
+        timestamp: timestamp.unwrap_or(Value::from(0)),
+    })
+}
+
+/// The system message every system message of a path adds up to, its sections in their order
+/// (pi renders them in that order; a JSON map in between would sort them).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SystemState {
+    content: String,
+    sections: Vec<(String, Value)>,
+    tools: Vec<Value>,
+    /// The first system message's timestamp.
+    pub(crate) timestamp: Value,
+}
+
+impl SystemState {
+    /// The message as JSON text, sections in their order: `role`, `content`, `sections`,
+    /// `toolsAdded`, `timestamp` (`at` in place of the first message's, when given).
+    pub(crate) fn to_json(&self, at: Option<Value>) -> Vec<u8> {
+        fn text(out: &mut Vec<u8>, value: &impl serde::Serialize) {
+            // Strings, JSON values and numbers always serialize.
+            out.extend(serde_json::to_vec(value).unwrap_or_default());
+        }
+        let mut out = b"{\"role\":\"system\",\"content\":".to_vec();
+        text(&mut out, &self.content);
+        if !self.sections.is_empty() {
+            out.extend_from_slice(b",\"sections\":{");
+            for (index, (name, value)) in self.sections.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                text(&mut out, name);
+                out.push(b':');
+                text(&mut out, value);
+            }
+            out.push(b'}');
+        }
+        if !self.tools.is_empty() {
+            out.extend_from_slice(b",\"toolsAdded\":");
+            text(&mut out, &self.tools);
+        }
+        out.extend_from_slice(b",\"timestamp\":");
+        text(&mut out, at.as_ref().unwrap_or(&self.timestamp));
+        out.push(b'}');
+        out
     }
-    if !tools.is_empty() {
-        m.insert(
-            "toolsAdded".into(),
-            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
-        );
+
+    /// The message as a JSON value (its sections then in name order).
+    pub(crate) fn to_value(&self) -> Value {
+        serde_json::from_slice(&self.to_json(None)).unwrap_or(Value::Null)
     }
-    m.insert("timestamp".into(), timestamp.unwrap_or(Value::from(0)));
-    Some(Value::Object(m))
+}
+
+/// A system message's `sections` in the order its text has them (read from the text when the
+/// message has one, else from its value).
+fn ordered_sections(message: &ContextMessage) -> Vec<(String, Value)> {
+    #[derive(serde::Deserialize)]
+    struct Patch {
+        #[serde(default)]
+        sections: Option<oxpi_ai::Sections>,
+    }
+    if let Some(text) = message.json_text() {
+        if let Ok(Patch { sections }) = serde_json::from_str::<Patch>(text) {
+            return sections
+                .map(|s| {
+                    s.0.into_iter()
+                        .map(|(name, value)| (name, value.map_or(Value::Null, Value::from)))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+    }
+    match message.get("sections") {
+        Some(Value::Object(patch)) => patch.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn list(value: Option<&Value>) -> &[Value] {

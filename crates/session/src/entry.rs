@@ -349,6 +349,11 @@ impl Entry {
         text.field(Some(message.span))
     }
 
+    /// The entry's JSON text (shared), for an entry read from a file (or appended) and unchanged.
+    pub(crate) fn read_text(&self) -> Option<&Text> {
+        self.read.as_ref().map(|read| &read.text)
+    }
+
     /// The message's text (shared) and head, for an unchanged `message` entry read from a file.
     pub(crate) fn read_message(&self) -> Option<(&Text, &MessageHead)> {
         let read = self.read.as_ref()?;

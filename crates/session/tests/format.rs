@@ -450,7 +450,7 @@ fn the_default_layout_is_pi_s() {
 }
 
 #[test]
-fn a_system_message_keeps_its_section_order_on_disk_and_after_reopening() {
+fn a_system_message_keeps_its_section_order_on_disk_after_reopening_and_compaction() {
     // pi renders sections in their object order; oxpi's leading message names them preamble,
     // tools, cwd, … — not alphabetical, so a sorted map in between would reorder the prompt.
     let d = common::dirs();
@@ -492,6 +492,18 @@ fn a_system_message_keeps_its_section_order_on_disk_and_after_reopening() {
     );
     assert!(p < t && t < c, "sections reordered on disk: {line}");
 
+    // A compaction stores the system message the path adds up to; its copy keeps the order too.
+    s.append_message(&oxpi_ai::Message::user("more"))
+        .expect("user");
+    s.append_compaction(CompactionRecord::new("SUM", None, 10))
+        .expect("compaction");
+    let first_of_context = |s: &SessionManager| {
+        let messages =
+            oxpi_session::to_llm_messages(&s.build_session_context().messages).expect("messages");
+        names(&messages[0])
+    };
+    assert_eq!(first_of_context(&s), ["preamble", "tools", "cwd"]);
+
     drop(s);
     let reopened = SessionManager::open(&file, None).expect("open");
     let read = reopened
@@ -499,4 +511,5 @@ fn a_system_message_keeps_its_section_order_on_disk_and_after_reopening() {
         .and_then(|e| e.message())
         .expect("message");
     assert_eq!(names(&read.expect("read")), ["preamble", "tools", "cwd"]);
+    assert_eq!(first_of_context(&reopened), ["preamble", "tools", "cwd"]);
 }

@@ -50,8 +50,10 @@ pub(crate) struct Ctx {
     pub base_url: Option<(String, String)>,
     /// Cancels the view's own work (`!cmd`, `/compact`) on `Esc`; replaced after each use.
     pub cancel: tokio_util::sync::CancellationToken,
-    /// Where the editor's text goes while a `/login` waits for it.
-    pub login_input: Option<std::sync::mpsc::Sender<String>>,
+    /// The `/login` or `/logout` in progress (the editor's text goes to it).
+    pub login: Option<super::login::LoginRun>,
+    /// Logins started so far (each one's id).
+    pub logins: u64,
 }
 
 /// The models one may switch to: the current one, then every model with a key
@@ -99,9 +101,11 @@ impl Ctx {
                 }
             }
             Msg::Show(item) => app.pending.push(item),
-            Msg::LoginEnded(result) => {
-                self.login_input = None;
-                app.login = false;
+            Msg::LoginEnded(id, result) => {
+                if self.login.as_ref().is_some_and(|l| l.id == id) {
+                    self.login = None;
+                    app.login = false;
+                }
                 app.pending.push(match result {
                     Ok(text) => Item::Info(text),
                     Err(e) => Item::Error(e),
@@ -117,9 +121,10 @@ impl Ctx {
             Action::Submit(text) => self.submit(app, text, now),
             Action::Queue(kind, text) => super::queue(&self.runtime, kind, &text),
             Action::Abort => {
-                if self.login_input.take().is_some() {
-                    // The login's next question gets no answer and it ends (`LoginEnded`).
+                if let Some(login) = self.login.take() {
+                    login.cancel();
                     app.login = false;
+                    app.pending.push(Item::Error("Login cancelled".into()));
                     return;
                 }
                 agent.clear_all_queues();
@@ -331,12 +336,12 @@ impl Ctx {
     }
 
     fn submit(&mut self, app: &mut App, text: String, now: Instant) {
-        if let Some(input) = &self.login_input {
+        if let Some(login) = &self.login {
             // Not shown and not sent to the model: it may be a code or a redirect URL.
-            if input.send(text.trim().to_string()).is_ok() {
+            if login.input.send(text.trim().to_string()).is_ok() {
                 return;
             }
-            self.login_input = None;
+            self.login = None;
             app.login = false;
         }
         let trimmed = text.trim();
@@ -549,7 +554,9 @@ impl Ctx {
                 }
                 let provider = (!arg.is_empty()).then(|| arg.to_string());
                 let logout = name == "logout";
-                self.login_input = Some(super::login::start(provider, logout, self.tx.clone()));
+                self.logins += 1;
+                let (id, tx) = (self.logins, self.tx.clone());
+                self.login = Some(super::login::start(id, provider, logout, tx));
                 app.login = true;
             }
             "copy" => match last_reply_text(&self.runtime) {

@@ -58,6 +58,14 @@ impl Editor {
         self.set_text("");
     }
 
+    /// The text, the editor cleared, nothing added to the history (a login's answer: a code or
+    /// a redirect URL must not come back with `Up`).
+    pub(crate) fn take_unrecorded(&mut self) -> String {
+        let text = self.text();
+        self.clear();
+        text
+    }
+
     /// Takes the text out (the editor is then empty) and records it in the history.
     pub(crate) fn take(&mut self) -> String {
         let text = self.text();

@@ -25,13 +25,31 @@ fn models() -> Result<(Models, std::path::PathBuf), String> {
     Ok((models, path))
 }
 
-/// Starts a login (or, with `logout`, a logout) in its own task; returns where the editor's
-/// answers go. The task ends with [`Msg::LoginEnded`].
+/// A login (or logout) in progress: where the editor's answers go, and its task.
+pub(crate) struct LoginRun {
+    /// Tells this run's [`Msg::LoginEnded`] from an earlier one's.
+    pub id: u64,
+    /// The editor's next text goes here.
+    pub input: std::sync::mpsc::Sender<String>,
+    task: tokio::task::AbortHandle,
+}
+
+impl LoginRun {
+    /// Stops the login wherever it waits (a question, the browser's callback, a device code
+    /// being approved): its task is aborted, its callback server closed, nothing stored.
+    pub(crate) fn cancel(self) {
+        self.task.abort();
+    }
+}
+
+/// Starts a login (or, with `logout`, a logout) in its own task. The task ends with
+/// [`Msg::LoginEnded`] carrying `id`, unless it is cancelled.
 pub(crate) fn start(
+    id: u64,
     provider: Option<String>,
     logout: bool,
     tx: mpsc::UnboundedSender<Msg>,
-) -> std::sync::mpsc::Sender<String> {
+) -> LoginRun {
     let (input, answers) = std::sync::mpsc::channel::<String>();
     let shown = tx.clone();
     let ui = Arc::new(TerminalUi::new(
@@ -40,7 +58,7 @@ pub(crate) fn start(
             let _ = shown.send(Msg::Show(Item::Info(text.to_string())));
         },
     ));
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let result = async {
             let (models, path) = models()?;
             let provider = login_command::choose(provider, &ui)
@@ -56,7 +74,11 @@ pub(crate) fn start(
             ))
         }
         .await;
-        let _ = tx.send(Msg::LoginEnded(result));
+        let _ = tx.send(Msg::LoginEnded(id, result));
     });
-    input
+    LoginRun {
+        id,
+        input,
+        task: task.abort_handle(),
+    }
 }

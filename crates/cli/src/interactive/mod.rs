@@ -44,8 +44,8 @@ pub(crate) enum Msg {
     Done(Option<String>),
     /// Something to show.
     Show(Item),
-    /// A `/login` ended: what it says, or its error.
-    LoginEnded(Result<String, String>),
+    /// A `/login` (its id) ended: what it says, or its error.
+    LoginEnded(u64, Result<String, String>),
 }
 
 /// The footer's facts from the runtime.
@@ -133,7 +133,8 @@ pub(crate) async fn run(
         tx: tx.clone(),
         base_url: base_url.map(|url| (runtime.agent.model().provider, url)),
         cancel: tokio_util::sync::CancellationToken::new(),
-        login_input: None,
+        login: None,
+        logins: 0,
     };
     if let Some(first) = first {
         ctx.act(&mut app, Action::Submit(first), Instant::now());

@@ -514,6 +514,10 @@ impl App {
     }
 
     fn submit(&mut self, kind: QueueKind) -> Option<Action> {
+        if self.login {
+            // A login's answer: blank is an answer too (a default), and it is not kept.
+            return Some(Action::Submit(self.editor.take_unrecorded()));
+        }
         if self.editor.text().trim().is_empty() {
             return None;
         }

@@ -227,6 +227,26 @@ fn esc_cancels_a_waiting_login_even_when_idle() {
 }
 
 #[test]
+fn a_login_s_answer_may_be_blank_and_stays_out_of_the_history() {
+    let now = Instant::now();
+    let mut app = App::new(Footer::default());
+    app.login = true;
+    assert_eq!(
+        app.on_key(Key::Enter, now),
+        Some(Action::Submit(String::new())),
+        "blank takes the default"
+    );
+    typed(&mut app, "code#state", now);
+    assert_eq!(
+        app.on_key(Key::Enter, now),
+        Some(Action::Submit("code#state".into()))
+    );
+    app.login = false;
+    app.on_key(Key::Up, now);
+    assert_eq!(app.editor.text(), "", "the answer is not in the history");
+}
+
+#[test]
 fn at_a_word_start_opens_the_file_search_and_tab_asks_for_completion() {
     let now = Instant::now();
     let mut app = App::new(Footer::default());
