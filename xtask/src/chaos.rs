@@ -131,6 +131,37 @@ impl Rng {
 
 /// Forwards each connection on `listener` to a live backend (the first that accepts, starting
 /// at a random one): a load balancer in front of the two "machines".
+/// How long the chaos run's tool takes (ms): long enough for kills to land mid-call.
+const TOOL_DELAY_MS: u32 = 150;
+
+/// Two service processes ("two machines") on free ports behind a TCP balancer, registered with
+/// `restate`: their ports and processes.
+pub(crate) async fn machines(
+    restate: &RestateServer,
+    binary: &Path,
+    model_url: &str,
+    dir: &Path,
+    tool_delay_ms: u32,
+) -> Result<([u16; 2], Vec<ServiceProcess>), String> {
+    let ports = [free_port()?, free_port()?];
+    let balancer = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let balancer_port = balancer.local_addr().map_err(|e| e.to_string())?.port();
+    tokio::spawn(balance(balancer, ports));
+    let mut processes = Vec::new();
+    for port in ports {
+        processes.push(
+            ServiceProcess::start(service(binary, port, model_url, dir, tool_delay_ms), port)
+                .await?,
+        );
+    }
+    restate
+        .register(&format!("http://127.0.0.1:{balancer_port}"))
+        .await?;
+    Ok((ports, processes))
+}
+
 pub(crate) async fn balance(listener: tokio::net::TcpListener, backends: [u16; 2]) {
     let mut turn = 0usize;
     while let Ok((mut inbound, _)) = listener.accept().await {
@@ -278,22 +309,8 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
     };
     let model_url = format!("{}/v1", model.base_url());
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let ports = [free_port()?, free_port()?];
-    let balancer = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| e.to_string())?;
-    let balancer_port = balancer.local_addr().map_err(|e| e.to_string())?.port();
-    tokio::spawn(balance(balancer, ports));
-    let mut machines = Vec::new();
-    for port in ports {
-        machines.push(
-            ServiceProcess::start(service(&binary, port, &model_url, dir.path(), 150), port)
-                .await?,
-        );
-    }
-    restate
-        .register(&format!("http://127.0.0.1:{balancer_port}"))
-        .await?;
+    let (ports, mut machines) =
+        machines(&restate, &binary, &model_url, dir.path(), TOOL_DELAY_MS).await?;
     let ingress = restate.ingress_url();
 
     // The uninterrupted run every transcript is compared with.
@@ -341,7 +358,7 @@ pub(crate) async fn run(_root: &Path, options: Options) -> Result<bool, String> 
                     machines[which].kill();
                     kills += 1;
                     machines[which] = ServiceProcess::start(
-                        service(&binary, ports[which], &model_url, dir.path(), 150),
+                        service(&binary, ports[which], &model_url, dir.path(), TOOL_DELAY_MS),
                         ports[which],
                     )
                     .await?;

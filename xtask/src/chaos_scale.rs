@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use oxpi_agent_core::oxpi_ai::Model;
 use oxpi_agent_core::Agent;
 use oxpi_durable::scripted::agent_options;
-use oxpi_durable::server::{free_port, RestateServer, ServiceProcess};
+use oxpi_durable::server::{RestateServer, ServiceProcess};
 use oxpi_testkit::scripted_runs::{final_text, prompt_text, reply_for};
 use oxpi_testkit::TestServer;
 
-use crate::chaos::{balance, prompt, service};
+use crate::chaos::{machines, prompt};
 
 /// Runs one after another for the per-step overhead.
 const SEQUENTIAL: u32 = 10;
@@ -92,25 +92,7 @@ impl Setup {
         }
         let binary = std::env::current_exe().map_err(|e| format!("no path to xtask: {e}"))?;
         let restate = RestateServer::start().await?;
-        let ports = [free_port()?, free_port()?];
-        let balancer = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| e.to_string())?;
-        let balancer_port = balancer.local_addr().map_err(|e| e.to_string())?.port();
-        tokio::spawn(balance(balancer, ports));
-        let mut machines = Vec::new();
-        for port in ports {
-            machines.push(
-                ServiceProcess::start(
-                    service(&binary, port, &model_url, setup._dir.path(), 0),
-                    port,
-                )
-                .await?,
-            );
-        }
-        restate
-            .register(&format!("http://127.0.0.1:{balancer_port}"))
-            .await?;
+        let (_, machines) = machines(&restate, &binary, &model_url, setup._dir.path(), 0).await?;
         setup.ingress = Some(restate.ingress_url());
         setup._durable = Some((restate, machines));
         Ok(setup)

@@ -54,22 +54,10 @@ impl TuiWork {
             } => format!(
                 "interactive: {} reply after {} lines",
                 super::report::size_text(size as u64),
-                thousands(history_lines)
+                super::search::thousands(history_lines)
             ),
         }
     }
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Who runs in the terminal.
