@@ -1,7 +1,8 @@
 //! The interactive mode's commands of pi's configuration, in a real terminal (tmux): a prompt
 //! template and a skill sent as their expanded text, `/logout` removing a stored login with the
 //! other entries kept, and `/login` asking in the view, its answer taken from the editor and
-//! `Esc` cancelling it. Without tmux each test prints why it is skipped.
+//! `Esc` cancelling it; a conversation that cannot be saved shown as an error. Without tmux each
+//! test prints why it is skipped.
 
 #![allow(clippy::unwrap_used)]
 
@@ -110,6 +111,31 @@ async fn logout_removes_the_login_and_login_asks_in_the_view_until_esc() {
     tmux.keys(&["Enter"]);
     tmux.wait_text("Echo: hello again").await;
     assert_eq!(server.requests().len(), 1);
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_that_cannot_be_saved_is_an_error_on_screen() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let server = server().await;
+    // A file-size limit of 512 bytes: the session file's first write fails (as on a full disk).
+    let tmux = Tmux::start_after(
+        &d,
+        "trap '' XFSZ; ulimit -f 1;",
+        &model_args(&server),
+        100,
+        30,
+    );
+    tmux.wait_text("scripted-1").await;
+    tmux.type_text("hello there");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: hello there").await;
+    let screen = tmux.wait_text("not saved").await;
+    assert!(screen.contains("File too large"), "{screen}");
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
 }

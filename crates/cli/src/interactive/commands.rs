@@ -380,7 +380,11 @@ impl Ctx {
             runtime.agent.wait_for_idle().await;
             let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
             // The same path as `-p` and RPC: the session's overflow recovery included.
-            let error = runtime.prompt(messages).await.err().map(|e| e.to_string());
+            // A conversation that could not be saved is an error on screen, as in `-p` and RPC.
+            let error = match runtime.prompt(messages).await {
+                Err(e) => Some(e.to_string()),
+                Ok(()) => runtime.take_session_errors(),
+            };
             let _ = tx.send(Msg::Done(error));
         });
     }

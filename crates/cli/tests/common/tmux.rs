@@ -30,6 +30,12 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn start(d: &Dirs, args: &[String], width: u16, height: u16) -> Self {
+        Self::start_after(d, "", args, width, height)
+    }
+
+    /// [`start`](Self::start) with `setup` (shell commands, e.g. a `ulimit`) run just before
+    /// `oxpi` in the same shell.
+    pub fn start_after(d: &Dirs, setup: &str, args: &[String], width: u16, height: u16) -> Self {
         // The temporary directory's name is unique: so is the tmux server.
         let root_name = d
             .home
@@ -42,12 +48,13 @@ impl Tmux {
         let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
         let script = format!(
             "cd '{project}' && stty -g > '{root}/stty-before' && \
-             env -u PI_CODING_AGENT_DIR -u OPENAI_API_KEY HOME='{home}' '{bin}' {args}; \
+             {setup} env -u PI_CODING_AGENT_DIR -u OPENAI_API_KEY HOME='{home}' '{bin}' {args}; \
              echo \"oxpi exited: $?\"; stty -g > '{root}/stty-after'; sleep 600",
             project = d.project.display(),
             root = d.home.parent().unwrap().display(),
             home = d.home.display(),
             bin = env!("CARGO_BIN_EXE_oxpi"),
+            setup = setup,
             args = quoted.join(" "),
         );
         let tmux = Self {
