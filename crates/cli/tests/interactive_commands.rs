@@ -139,3 +139,55 @@ async fn a_conversation_that_cannot_be_saved_is_an_error_on_screen() {
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn name_session_new_and_a_kept_command_work_as_pi_s() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 100, 40);
+    tmux.wait_text("scripted-1").await;
+    tmux.type_text("first question");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: first question").await;
+    tmux.type_text("/name demo run");
+    tmux.keys(&["Enter"]);
+    tmux.type_text("/session");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_text("Name: demo run").await;
+    assert!(
+        screen.contains("Messages: 1 user, 1 assistant, 0 tool results"),
+        "{screen}"
+    );
+    // `!!` runs a command and keeps it from the model.
+    tmux.type_text("!!echo kept-out");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("(not sent to the model)").await;
+    tmux.type_text("/new");
+    tmux.keys(&["Enter"]);
+    tmux.type_text("second question");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: second question").await;
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    // The new session's request holds only its own prompt; the command output never went out.
+    let users: Vec<String> = messages(&requests[1])
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert_eq!(users.len(), 1, "{users:?}");
+    assert!(users[0].contains("second question"), "{users:?}");
+    let files = session_files(&d.home);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let named = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .filter(|text| text.contains("\"session_info\"") && text.contains("demo run"))
+        .count();
+    assert_eq!(named, 1, "the name is an entry of the first session's file");
+}
