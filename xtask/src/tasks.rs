@@ -26,9 +26,13 @@ Options:
   --quick         Three tasks, one run each (what a CI step can afford)
   --pi            Also run every task through pi -p (pi-coding-agent 1.6, Node 22, installed
                   into OXPI_HOME/pi on first use) against the same server, as the baseline
+                  (the server's context window is then 8,192 tokens, which pi's prompt needs)
   --only NAME     Only the tasks whose directory name contains NAME (repeatable)
   --timeout SECS  Limit per run (default 300)
   -h, --help      Show this help";
+
+/// The context window of the model server when pi runs too (see `run`).
+const PI_CTX_SIZE: u32 = 8192;
 
 /// The tasks `--quick` runs.
 const QUICK: [&str; 3] = ["01-cargo-version", "02-notes-append", "11-run-script"];
@@ -306,7 +310,14 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         return Err("no task selected".to_string());
     }
     let oxpi = build_oxpi(root)?;
-    let config = oxpi_local::LocalModelConfig::from_env();
+    let mut config = oxpi_local::LocalModelConfig::from_env();
+    if options.pi {
+        // pi sizes a reply as the window less its estimate of the request (its system prompt
+        // and tool descriptions come to about 4,000 tokens): in the embedded model's 4,096 it
+        // asks for one token (`max_completion_tokens: 1`), stops at `length` and prints
+        // nothing. Both programs then run on a window pi fits in.
+        config.ctx_size = config.ctx_size.max(PI_CTX_SIZE);
+    }
     let server = oxpi_local::start(&config)
         .await
         .map_err(|e| format!("could not start the embedded model: {e}"))?;
