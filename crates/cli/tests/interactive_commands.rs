@@ -191,3 +191,65 @@ async fn name_session_new_and_a_kept_command_work_as_pi_s() {
         .count();
     assert_eq!(named, 1, "the name is an entry of the first session's file");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clone_keeps_the_path_and_fork_starts_from_an_earlier_prompt() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    let server = server().await;
+    let tmux = Tmux::start(&d, &model_args(&server), 100, 40);
+    tmux.wait_text("scripted-1").await;
+    for prompt in ["alpha question", "bravo question"] {
+        tmux.type_text(prompt);
+        tmux.keys(&["Enter"]);
+        tmux.wait_text(&format!("Echo: {prompt}")).await;
+    }
+    tmux.type_text("/clone");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Cloned to a new session").await;
+    tmux.type_text("charlie question");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Echo: charlie question").await;
+    tmux.type_text("/fork");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Fork from a message").await;
+    tmux.type_text("bravo");
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("Forked to a new session").await;
+    // The chosen prompt is back in the editor; sent again, it follows only what came before it.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the fork's reply", |s| {
+        s.matches("Echo: bravo question").count() >= 2
+    })
+    .await;
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+    let users = |request: &oxpi_testkit::Recorded| -> Vec<String> {
+        messages(request)
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| match &m["content"] {
+                serde_json::Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<String>(),
+                other => other.as_str().unwrap_or_default().to_string(),
+            })
+            .collect()
+    };
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(
+        users(&requests[2]),
+        ["alpha question", "bravo question", "charlie question"],
+        "the clone kept the whole path"
+    );
+    assert_eq!(
+        users(&requests[3]),
+        ["alpha question", "bravo question"],
+        "the fork starts before the chosen prompt"
+    );
+    assert_eq!(session_files(&d.home).len(), 3, "original, clone, fork");
+}
