@@ -33,11 +33,9 @@ async fn a_prompt_template_and_a_skill_are_sent_expanded() {
     let server = server().await;
     let tmux = Tmux::start(&d, &model_args(&server), 100, 30);
     tmux.wait_text("scripted-1").await;
-    tmux.type_text("/greet Bob");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/greet Bob");
     tmux.wait_text("Echo: Say hello to Bob twice").await;
-    tmux.type_text("/skill:tidy notes.txt");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/skill:tidy notes.txt");
     tmux.wait_for("the second reply", |s| {
         s.matches("Echo:").count() >= 2 && !s.contains("Working…")
     })
@@ -51,8 +49,7 @@ async fn a_prompt_template_and_a_skill_are_sent_expanded() {
         "{skill}"
     );
     // An unknown command is still refused, not sent.
-    tmux.type_text("/nosuch");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/nosuch");
     tmux.wait_text("Unknown command: /nosuch").await;
     assert_eq!(server.requests().len(), 2);
     tmux.keys(&["C-d"]);
@@ -78,8 +75,7 @@ async fn logout_removes_the_login_and_login_asks_in_the_view_until_esc() {
     let server = server().await;
     let tmux = Tmux::start(&d, &model_args(&server), 100, 30);
     tmux.wait_text("scripted-1").await;
-    tmux.type_text("/logout openai-codex");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/logout openai-codex");
     tmux.wait_text("Logged out of openai-codex").await;
     let auth = std::fs::read_to_string(agent.join("auth.json")).unwrap();
     assert!(!auth.contains("openai-codex"), "{auth}");
@@ -88,18 +84,15 @@ async fn logout_removes_the_login_and_login_asks_in_the_view_until_esc() {
         "the other entry is kept as written: {auth}"
     );
 
-    tmux.type_text("/login");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/login");
     tmux.wait_text("2) OpenAI (ChatGPT Plus/Pro)").await;
     // The answer goes to the login, not to the model: an unknown choice ends it.
-    tmux.type_text("nosuch-provider");
-    tmux.keys(&["Enter"]);
+    tmux.submit("nosuch-provider");
     tmux.wait_text("oxpi has no login for \"nosuch-provider\"")
         .await;
     assert_eq!(server.requests().len(), 0);
 
-    tmux.type_text("/login");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/login");
     tmux.wait_for("the second provider list", |s| {
         s.matches("1) Anthropic").count() >= 2
     })
@@ -107,8 +100,7 @@ async fn logout_removes_the_login_and_login_asks_in_the_view_until_esc() {
     tmux.keys(&["Escape"]);
     tmux.wait_text("Login cancelled").await;
     // After the login, the editor's text is a prompt again.
-    tmux.type_text("hello again");
-    tmux.keys(&["Enter"]);
+    tmux.submit("hello again");
     tmux.wait_text("Echo: hello again").await;
     assert_eq!(server.requests().len(), 1);
     tmux.keys(&["C-d"]);
@@ -131,8 +123,7 @@ async fn a_conversation_that_cannot_be_saved_is_an_error_on_screen() {
         30,
     );
     tmux.wait_text("scripted-1").await;
-    tmux.type_text("hello there");
-    tmux.keys(&["Enter"]);
+    tmux.submit("hello there");
     tmux.wait_text("Echo: hello there").await;
     let screen = tmux.wait_text("not saved").await;
     assert!(screen.contains("File too large"), "{screen}");
@@ -149,26 +140,20 @@ async fn name_session_new_and_a_kept_command_work_as_pi_s() {
     let server = server().await;
     let tmux = Tmux::start(&d, &model_args(&server), 100, 40);
     tmux.wait_text("scripted-1").await;
-    tmux.type_text("first question");
-    tmux.keys(&["Enter"]);
+    tmux.submit("first question");
     tmux.wait_text("Echo: first question").await;
-    tmux.type_text("/name demo run");
-    tmux.keys(&["Enter"]);
-    tmux.type_text("/session");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/name demo run");
+    tmux.submit("/session");
     let screen = tmux.wait_text("Name: demo run").await;
     assert!(
         screen.contains("Messages: 1 user, 1 assistant, 0 tool results"),
         "{screen}"
     );
     // `!!` runs a command and keeps it from the model.
-    tmux.type_text("!!echo kept-out");
-    tmux.keys(&["Enter"]);
+    tmux.submit("!!echo kept-out");
     tmux.wait_text("(not sent to the model)").await;
-    tmux.type_text("/new");
-    tmux.keys(&["Enter"]);
-    tmux.type_text("second question");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/new");
+    tmux.submit("second question");
     tmux.wait_text("Echo: second question").await;
     tmux.keys(&["C-d"]);
     tmux.wait_text("oxpi exited: 0").await;
@@ -202,21 +187,16 @@ async fn clone_keeps_the_path_and_fork_starts_from_an_earlier_prompt() {
     let tmux = Tmux::start(&d, &model_args(&server), 100, 40);
     tmux.wait_text("scripted-1").await;
     for prompt in ["alpha question", "bravo question"] {
-        tmux.type_text(prompt);
-        tmux.keys(&["Enter"]);
+        tmux.submit(prompt);
         tmux.wait_text(&format!("Echo: {prompt}")).await;
     }
-    tmux.type_text("/clone");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/clone");
     tmux.wait_text("Cloned to a new session").await;
-    tmux.type_text("charlie question");
-    tmux.keys(&["Enter"]);
+    tmux.submit("charlie question");
     tmux.wait_text("Echo: charlie question").await;
-    tmux.type_text("/fork");
-    tmux.keys(&["Enter"]);
+    tmux.submit("/fork");
     tmux.wait_text("Fork from a message").await;
-    tmux.type_text("bravo");
-    tmux.keys(&["Enter"]);
+    tmux.submit("bravo");
     tmux.wait_text("Forked to a new session").await;
     // The chosen prompt is back in the editor; sent again, it follows only what came before it.
     tmux.keys(&["Enter"]);

@@ -89,6 +89,12 @@ impl Tmux {
             .success());
     }
 
+    /// Types `text` and presses `Enter`.
+    pub fn submit(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+
     /// Sends tmux key names (`Enter`, `Escape`, `C-c`, `M-Enter`).
     pub fn keys(&self, keys: &[&str]) {
         assert!(self
