@@ -415,6 +415,9 @@ impl Runtime {
         if let Some(stream) = crate::logins::login_stream(&keys.auth) {
             options = options.with_stream_fn(stream);
         }
+        if let Some(choice) = profile.tool_choice_after_user() {
+            options = options.with_tool_choice_after_user(choice);
+        }
         if let Some(policy) = &config.retry {
             options = options.with_retry(*policy);
         }

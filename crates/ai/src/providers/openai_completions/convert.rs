@@ -97,10 +97,55 @@ pub fn build_request(
             ToolChoice::Required => json!("required"),
             ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
         }),
+        response_format: None,
         provider: compat.open_router_routing.clone(),
     };
     apply_reasoning(&mut request, model, options, compat);
+    if compat.tool_choice_as_json_schema {
+        if let Some(schema) = options
+            .tool_choice
+            .as_ref()
+            .and_then(|choice| forced_call_schema(context, choice))
+        {
+            request.tool_choice = None;
+            request.response_format = Some(json!({
+                "type": "json_schema",
+                "json_schema": {"name": "tool_call", "strict": true, "schema": schema},
+            }));
+        }
+    }
     request
+}
+
+/// The schema of a forced call (`compat.toolChoiceAsJsonSchema`): one object
+/// `{"name": <tool>, "arguments": <its parameters>}` for each tool `choice` admits, or `None`
+/// when the choice forces nothing (`auto`, `none`) or names no offered tool.
+pub(crate) fn forced_call_schema(context: &Context, choice: &ToolChoice) -> Option<Value> {
+    let admitted: Vec<Value> = context
+        .tools
+        .iter()
+        .filter(|tool| match choice {
+            ToolChoice::Required => true,
+            ToolChoice::Tool(name) => &tool.name == name,
+            ToolChoice::Auto | ToolChoice::None => false,
+        })
+        .map(|tool| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "const": tool.name},
+                    "arguments": tool.parameters,
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    match admitted.len() {
+        0 => None,
+        1 => admitted.into_iter().next(),
+        _ => Some(json!({"anyOf": admitted})),
+    }
 }
 
 /// Whether the conversation has tool calls or results (some proxies then want `tools`).
