@@ -15,30 +15,6 @@ use super::state::{Action, App, Footer, Item, SelectorKind};
 use super::{keys, Msg};
 use crate::runtime::Runtime;
 
-/// pi's keys as `/hotkeys` lists them.
-pub(crate) const HOTKEYS: &str = "\
-Enter            send (while working: steer)
-Alt+Enter        queue a follow-up
-Shift+Enter      new line (also Ctrl+J, or \\ then Enter)
-Up/Down          move, or browse the prompt history
-Alt+Up           queued messages back to the editor
-Esc              abort
-Ctrl+C           clear the editor; twice to quit
-Ctrl+D           quit (empty editor)
-Ctrl+L           select a model
-Ctrl+X           copy the last reply (also /copy)
-Ctrl+P           next model (Shift+Ctrl+P previous)
-Shift+Tab        next thinking level
-Ctrl+O           expand or collapse tool output
-Ctrl+T           show or hide thinking
-Ctrl+G           edit the prompt in $VISUAL / $EDITOR
-Tab              complete a slash command or a path
-@                search the workspace's files
-!cmd / !!cmd     run a command (!! keeps it from the model)
-Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end
-In /tree: Ctrl+U user only, Ctrl+T no tools, Ctrl+L labeled, Ctrl+A all, Ctrl+D default,
-          Ctrl+O next filter, Shift+L edit the label";
-
 /// What the commands act on.
 pub(crate) struct Ctx {
     /// The run.
@@ -119,7 +95,36 @@ impl Ctx {
         let agent = &self.runtime.agent;
         match action {
             Action::Submit(text) => self.submit(app, text, now),
-            Action::Queue(kind, text) => super::queue(&self.runtime, kind, &text),
+            Action::Queue(kind, text) => {
+                let images = app.take_images(&text);
+                super::queue(&self.runtime, kind, &text, &images);
+            }
+            Action::Setting(id, value) => {
+                let dir = oxpi_session::default_agent_dir();
+                match super::settings::apply(&self.runtime, dir.as_deref(), id, &value) {
+                    Ok(notice) => app.notice = Some(notice),
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            Action::PasteImage => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let tmp = std::env::temp_dir();
+                    let msg = match super::images::read_clipboard(super::images::wayland(), &tmp) {
+                        super::images::Clipboard::Image(path) => {
+                            Msg::Input(Event::Paste(path.display().to_string()))
+                        }
+                        super::images::Clipboard::Text(text) => Msg::Input(Event::Paste(text)),
+                        super::images::Clipboard::Empty => Msg::Show(Item::Info(
+                            "The clipboard holds no image or text".into(),
+                        )),
+                        super::images::Clipboard::NoTool => {
+                            Msg::Show(Item::Error(super::images::NO_TOOL.into()))
+                        }
+                    };
+                    let _ = tx.send(msg);
+                });
+            }
             Action::Abort => {
                 if let Some(login) = self.login.take() {
                     login.cancel();
@@ -372,13 +377,15 @@ impl Ctx {
 
     /// Sends `text` as the user's prompt.
     fn send(&mut self, app: &mut App, text: String, now: Instant) {
+        let images = app.take_images(&text);
         app.working = Some(now);
         let runtime = self.runtime.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
             // A run that is just ending (its `agent_end` seen) still holds the agent.
             runtime.agent.wait_for_idle().await;
-            let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
+            let user = crate::runtime::user_message_with(&text, &images);
+            let messages = runtime.prompt_messages(user);
             // The same path as `-p` and RPC: the session's overflow recovery included.
             // A conversation that could not be saved is an error on screen, as in `-p` and RPC.
             let error = match runtime.prompt(messages).await {
@@ -402,8 +409,13 @@ impl Ctx {
     fn command(&mut self, app: &mut App, name: &str, arg: &str, now: Instant) {
         match name {
             "quit" | "exit" => app.quit = true,
-            "hotkeys" => app.pending.push(Item::Info(HOTKEYS.into())),
+            "hotkeys" => app.pending.push(Item::Info(keys::HOTKEYS.into())),
             "model" => self.open_model_selector(app, arg),
+            "settings" => {
+                let dir = oxpi_session::default_agent_dir();
+                let values = super::settings::values(&self.runtime, dir.as_deref());
+                app.settings = Some(super::settings::SettingsList::new(&values));
+            }
             "thinking" => {
                 let levels = oxpi_ai::supported_thinking_levels(&self.runtime.agent.model());
                 if let Some(level) = (!arg.is_empty()).then(|| ThinkingLevel::parse(arg)) {
