@@ -304,7 +304,7 @@ pub(crate) fn apply(
     let dir = agent_dir.ok_or("No agent directory (HOME is not set): the setting is not saved")?;
     crate::config::settings_write::save_setting(dir, path, saved)
         .map_err(|e| format!("The setting could not be saved: {e}"))?;
-    Ok(format!("{}: {value}", path.join(".")))
+    Ok(format!("Saved {}: {value}", path.join(".")))
 }
 
 #[cfg(test)]

@@ -186,38 +186,49 @@ fn the_settings_list_is_drawn_as_pi_draws_it() {
     });
     list.on_key(&Key::Down);
     app.settings = Some(list);
-    let (lines, terminal) = screen(&app, Instant::now(), 60, 22);
-    let expected: Vec<String> = [
-        "─".repeat(60).as_str(),
-        ">",
-        "",
+    let (lines, terminal) = screen(&app, Instant::now(), 60, 17);
+    let rule = "─".repeat(60);
+    let footer_line = format!("{}m/x", pad("↑0 ↓0 $0.000 0.0%/128k", 57));
+    let rows = [
         "  Auto-compact           true",
         "→ Steering mode          one-at-a-time",
         "  Follow-up mode         all",
         "  Quiet startup          false",
         "  Default project trust  Ask",
         "  Skill commands         true",
-        "",
+    ];
+    let description = [
         "  Messages sent with Enter while the agent works: one per",
         "  turn, or all together",
-        "",
-        "  Type to search · Enter/Space to change · Esc to cancel",
-        "─".repeat(60).as_str(),
-        "─".repeat(60).as_str(),
-        "",
-        "─".repeat(60).as_str(),
-        "~/p",
-        &format!("{}m/x", pad("↑0 ↓0 $0.000 0.0%/128k", 57)),
-        "",
-        "",
-    ]
-    .iter()
-    .map(|l| pad(l, 60))
-    .collect();
+    ];
+    let hint = "  Type to search · Enter/Space to change · Esc to cancel";
+    // In place of the editor, with room for all of it.
+    let mut whole = vec![rule.as_str(), ">", ""];
+    whole.extend(rows);
+    whole.push("");
+    whole.extend(description);
+    whole.extend(["", hint, &rule, "~/p", &footer_line]);
+    let expected: Vec<String> = whole.iter().map(|l| pad(l, 60)).collect();
     assert_eq!(lines, expected);
     // The selected row is in the accent colour, the others' values dim.
     assert_eq!(terminal.backend().buffer()[(2, 4)].fg, Color::Cyan);
     assert_eq!(terminal.backend().buffer()[(25, 3)].fg, Color::DarkGray);
+
+    // In a short viewport the blank lines, the rules, then the description give way.
+    let (lines, _) = screen(&app, Instant::now(), 60, 15);
+    let mut short = vec![rule.as_str(), ">"];
+    short.extend(rows);
+    short.push("");
+    short.extend(description);
+    short.extend([hint, &rule, "~/p", &footer_line]);
+    let expected: Vec<String> = short.iter().map(|l| pad(l, 60)).collect();
+    assert_eq!(lines, expected);
+    let (lines, _) = screen(&app, Instant::now(), 60, 10);
+    let mut shortest = vec![">"];
+    shortest.extend(rows);
+    shortest.extend([hint, "~/p", &footer_line]);
+    let expected: Vec<String> = shortest.iter().map(|l| pad(l, 60)).collect();
+    assert_eq!(lines, expected);
 }
 
 #[test]
