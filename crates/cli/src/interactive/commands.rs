@@ -15,6 +15,9 @@ use super::state::{Action, App, Footer, Item, SelectorKind};
 use super::{keys, Msg};
 use crate::runtime::Runtime;
 
+/// The notice while `/compact` runs.
+const COMPACTING: &str = "Compacting…";
+
 /// What the commands act on.
 pub(crate) struct Ctx {
     /// The run.
@@ -71,6 +74,9 @@ impl Ctx {
                 let running = app.tools.iter().any(|t| t.result.is_none());
                 if !self.runtime.agent.is_streaming() && !running {
                     app.working = None;
+                    if app.notice.as_deref() == Some(COMPACTING) {
+                        app.notice = None;
+                    }
                 }
                 if let Some(e) = error {
                     app.pending.push(Item::Error(e));
@@ -544,7 +550,7 @@ impl Ctx {
                     return;
                 }
                 app.working = Some(now);
-                app.notice = Some("Compacting…".into());
+                app.notice = Some(COMPACTING.into());
                 let runtime = self.runtime.clone();
                 let tx = self.tx.clone();
                 let custom = (!arg.is_empty()).then(|| arg.to_string());
