@@ -136,7 +136,8 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
         // The interactive mode catches SIGTERM/SIGHUP itself: it aborts the run (killing its
         // command trees) and gives the terminal back before it returns 143/129.
         let first = Some(prompts.join("\n\n")).filter(|p| !p.is_empty());
-        let mut code = interactive::run(runtime.clone(), first, args.base_url.clone(), args.verbose).await;
+        let mut code =
+            interactive::run(runtime.clone(), first, args.base_url.clone(), args.verbose).await;
         if let Some(error) = runtime.take_session_errors() {
             eprintln!("oxpi: {error}");
             code = code.max(1);

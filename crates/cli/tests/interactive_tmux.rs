@@ -417,7 +417,10 @@ async fn compact_summarizes_and_the_session_file_holds_the_compaction() {
     std::fs::write(d.project.join("big.txt"), big).unwrap();
     // The scripted model, but a request with no tools (the summary's) gets the summary.
     let server = oxpi_testkit::TestServer::start_fn(|request| {
-        if request.json()["tools"].as_array().is_none_or(|t| t.is_empty()) {
+        if request.json()["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty())
+        {
             return text_reply("## Goal\nRead big.txt twice (names kept)");
         }
         let last = messages(request).last().cloned().unwrap_or_default();
@@ -439,8 +442,10 @@ async fn compact_summarizes_and_the_session_file_holds_the_compaction() {
     tmux.submit("alpha: read big.txt");
     tmux.wait_text("Done: line 1:").await;
     tmux.submit("bravo: read big.txt");
-    tmux.wait_for("the second read", |s| s.matches("Done: line 1:").count() >= 2)
-        .await;
+    tmux.wait_for("the second read", |s| {
+        s.matches("Done: line 1:").count() >= 2
+    })
+    .await;
     tmux.submit("/compact keep the names");
     let screen = tmux.wait_text("Compacted:").await;
     assert!(screen.contains("tokens before"), "{screen}");

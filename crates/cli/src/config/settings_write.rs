@@ -133,7 +133,10 @@ pub(crate) fn save_setting(agent_dir: &Path, path: &[&str], value: Value) -> Res
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("{}: {e}", file.display())),
     };
-    let mut root = match text.as_deref().map(|t| t.strip_prefix('\u{feff}').unwrap_or(t)) {
+    let mut root = match text
+        .as_deref()
+        .map(|t| t.strip_prefix('\u{feff}').unwrap_or(t))
+    {
         None => Vec::new(),
         Some(t) if t.trim().is_empty() => Vec::new(),
         Some(t) => match serde_json::from_str::<Ordered>(t) {

@@ -1,6 +1,6 @@
 //! What the loop does with keys, agent events and actions: prompts and queues through the
 //! agent, pi's slash commands (`/model`, `/thinking`, `/new`, `/resume`, `/name`, `/session`,
-//! `/compact`, `/copy`, `/hotkeys`, `/login`, `/logout`, `/quit`), prompt templates and
+//! `/compact`, `/copy`, `/hotkeys`, `/settings`, `/login`, `/logout`, `/quit`), prompt templates and
 //! skills sent expanded, and `!cmd` / `!!cmd`.
 
 use std::sync::Arc;
@@ -112,25 +112,7 @@ impl Ctx {
                     Err(e) => app.pending.push(Item::Error(e)),
                 }
             }
-            Action::PasteImage => {
-                let tx = self.tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let tmp = std::env::temp_dir();
-                    let msg = match super::images::read_clipboard(super::images::wayland(), &tmp) {
-                        super::images::Clipboard::Image(path) => {
-                            Msg::Input(Event::Paste(path.display().to_string()))
-                        }
-                        super::images::Clipboard::Text(text) => Msg::Input(Event::Paste(text)),
-                        super::images::Clipboard::Empty => Msg::Show(Item::Info(
-                            "The clipboard holds no image or text".into(),
-                        )),
-                        super::images::Clipboard::NoTool => {
-                            Msg::Show(Item::Error(super::images::NO_TOOL.into()))
-                        }
-                    };
-                    let _ = tx.send(msg);
-                });
-            }
+            Action::PasteImage => super::images::paste_clipboard(self.tx.clone()),
             Action::Abort => {
                 if let Some(login) = self.login.take() {
                     login.cancel();
@@ -581,7 +563,7 @@ impl Ctx {
                 self.login = Some(super::login::start(id, provider, logout, tx));
                 app.login = true;
             }
-            "copy" => match last_reply_text(&self.runtime) {
+            "copy" => match super::shell::last_reply_text(&self.runtime) {
                 Some(text) => {
                     super::shell::osc52(&text);
                     app.notice = Some("Copied the last reply".into());
@@ -612,22 +594,4 @@ impl Ctx {
             Err(e) => app.pending.push(Item::Error(e)),
         }
     }
-}
-
-/// The text of the last assistant reply.
-fn last_reply_text(runtime: &Runtime) -> Option<String> {
-    runtime.agent.messages().iter().rev().find_map(|m| match m {
-        oxpi_ai::Message::Assistant(a) => {
-            let text: Vec<&str> = a
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    oxpi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            (!text.is_empty()).then(|| text.join("\n"))
-        }
-        _ => None,
-    })
 }

@@ -69,9 +69,7 @@ pub(crate) fn candidate(pasted: &str, cwd: &Path, home: Option<&Path>) -> Option
         _ => cwd.join(&text),
     };
     let extension = path.extension()?.to_str()?.to_ascii_lowercase();
-    EXTENSIONS
-        .contains(&extension.as_str())
-        .then_some(path)
+    EXTENSIONS.contains(&extension.as_str()).then_some(path)
 }
 
 /// The existing image file a paste names (see [`candidate`]).
@@ -256,6 +254,26 @@ fn read_with(wayland: bool, tmp: &Path, run: Runner<'_>) -> Clipboard {
         return Clipboard::Empty;
     }
     Clipboard::NoTool
+}
+
+/// `Ctrl+V`: reads the clipboard off the loop; what it holds comes back as a paste (an
+/// image as its temporary file's path), or a notice.
+pub(crate) fn paste_clipboard(tx: tokio::sync::mpsc::UnboundedSender<super::Msg>) {
+    use super::state::Item;
+    use super::Msg;
+    use crossterm::event::Event;
+    tokio::task::spawn_blocking(move || {
+        let tmp = std::env::temp_dir();
+        let msg = match read_clipboard(wayland(), &tmp) {
+            Clipboard::Image(path) => Msg::Input(Event::Paste(path.display().to_string())),
+            Clipboard::Text(text) => Msg::Input(Event::Paste(text)),
+            Clipboard::Empty => {
+                Msg::Show(Item::Info("The clipboard holds no image or text".into()))
+            }
+            Clipboard::NoTool => Msg::Show(Item::Error(NO_TOOL.into())),
+        };
+        let _ = tx.send(msg);
+    });
 }
 
 /// Whether this is a Wayland session (pi's test: `WAYLAND_DISPLAY` or `XDG_SESSION_TYPE`).

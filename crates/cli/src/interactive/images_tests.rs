@@ -45,11 +45,14 @@ fn a_pasted_image_is_its_path_in_the_editor_and_a_block_when_sent() {
     app.editor.insert_str("see ");
     app.paste(format!("file://{}", shown.replace(' ', "%20")));
     assert_eq!(app.editor.text(), format!("see {shown}"));
-    assert_eq!(app.images, [image.clone()]);
+    assert_eq!(app.images, std::slice::from_ref(&image));
     let blocks = app.take_images(&app.editor.text());
     assert_eq!(
         blocks,
-        [UserContent::image(crate::file_args::base64(PNG), "image/png")]
+        [UserContent::image(
+            crate::file_args::base64(PNG),
+            "image/png"
+        )]
     );
     assert!(app.images.is_empty());
 
@@ -100,7 +103,9 @@ fn ctrl_v_asks_xclip_for_the_image_then_text_and_without_tools_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let calls = std::cell::RefCell::new(Vec::new());
     let xclip_image = |program: &str, args: &[&str], _: Duration| {
-        calls.borrow_mut().push(format!("{program} {}", args.join(" ")));
+        calls
+            .borrow_mut()
+            .push(format!("{program} {}", args.join(" ")));
         match (program, args) {
             ("xclip", [.., "TARGETS", "-o"]) => Ok(Some(b"TARGETS\nimage/png\n".to_vec())),
             ("xclip", [.., "image/png", "-o"]) => Ok(Some(PNG.to_vec())),

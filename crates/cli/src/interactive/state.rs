@@ -316,7 +316,8 @@ impl App {
             AgentEvent::MessageStart { message } => {
                 if let Some(text) = user_text(message) {
                     // A queued message with images is shown with `[image …]` lines after its text.
-                    let queued = |t: &String| text == *t || text.starts_with(&format!("{t}\n[image"));
+                    let queued =
+                        |t: &String| text == *t || text.starts_with(&format!("{t}\n[image"));
                     if let Some(pos) = self.queue.iter().position(|(_, t)| queued(t)) {
                         self.queue.remove(pos);
                     }

@@ -79,7 +79,10 @@ pub(crate) fn lines(list: &SettingsList, width: u16, rows: usize) -> Vec<Line<'s
     if top_rule {
         out.push(rule.clone());
     }
-    out.push(Line::from(vec![Span::raw("> "), Span::raw(list.query.clone())]));
+    out.push(Line::from(vec![
+        Span::raw("> "),
+        Span::raw(list.query.clone()),
+    ]));
     if blank_after_search {
         out.push(Line::default());
     }

@@ -250,7 +250,11 @@ fn the_startup_header_lists_the_loaded_resources() {
         .unwrap();
     let buffer = terminal.backend().buffer().clone();
     let shown: Vec<String> = (0..10)
-        .map(|y| (0..90).map(|x| buffer[(x, y)].symbol().to_string()).collect())
+        .map(|y| {
+            (0..90)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
         .collect();
     let expected: Vec<String> = [
         "oxpi v0.1.0",
