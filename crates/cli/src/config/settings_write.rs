@@ -2,7 +2,7 @@
 //! as pi's `SettingsManager` saves one: the file is read again, only the changed key (or the
 //! changed key of a nested object, as `compaction.enabled`) is set, every other key stays as
 //! the file has it (in its order), and the result is written as two-space indented JSON. The
-//! write is atomic: a temporary file beside it, then a rename.
+//! write is atomic: a temporary file beside it (given the file's permissions), then a rename.
 
 use std::fmt;
 use std::path::Path;
@@ -171,7 +171,13 @@ fn write_atomic(file: &Path, bytes: &[u8]) -> Result<(), String> {
         std::process::id(),
         oxpi_ai::now_millis()
     ));
-    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, file));
+    // The file keeps its permissions (a settings file may be private).
+    let written = std::fs::write(&tmp, bytes)
+        .and_then(|_| match std::fs::metadata(file) {
+            Ok(meta) => std::fs::set_permissions(&tmp, meta.permissions()),
+            Err(_) => Ok(()),
+        })
+        .and_then(|_| std::fs::rename(&tmp, file));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(format!("{}: {e}", file.display()));
@@ -193,12 +199,16 @@ mod tests {
             "\u{feff}{\"zeta\": 1, \"compaction\": {\"reserveTokens\": 9, \"enabled\": true},\n \"alpha\": [1, {\"b\": 2, \"a\": 1}]}",
         )
         .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
         save_setting(dir.path(), &["compaction", "enabled"], json!(false)).unwrap();
         save_setting(dir.path(), &["steeringMode"], json!("all")).unwrap();
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "{\n  \"zeta\": 1,\n  \"compaction\": {\n    \"reserveTokens\": 9,\n    \"enabled\": false\n  },\n  \"alpha\": [\n    1,\n    {\n      \"b\": 2,\n      \"a\": 1\n    }\n  ],\n  \"steeringMode\": \"all\"\n}"
         );
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
         // No temporary file is left beside it.
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
