@@ -41,6 +41,10 @@ pub enum Target {
 }
 
 /// A chunk as [`ChunkReader::read_any`] reads it.
+///
+/// (Returned and matched at once, never stored: boxing the chunk would cost an allocation per
+/// built chunk for nothing.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Read<'s> {
     /// A chunk that repeats a learned envelope and holds nothing but its fragment and id.
