@@ -2,13 +2,19 @@
 //! `BlockDeltaReader` for Anthropic Messages) against plain serde_json: over every recorded
 //! stream, and over generated streams whose fragments hold anything (quotes, backslashes,
 //! control characters, escapes, non-ASCII text, broken literals), every chunk reads exactly as
-//! parsing it in full does, including which chunks fail and serde_json's error text.
+//! parsing it in full does, including which chunks fail and serde_json's error text. And the
+//! Chat Completions chunks that are a fragment alone, applied without building the chunk
+//! (`ChunkProcessor::process_data`), give exactly the events that building and processing
+//! every chunk gives.
 
+use futures::StreamExt;
 use oxpi_ai::internals::BlockDeltaData;
 use oxpi_ai::internals::BlockDeltaReader;
 use oxpi_ai::internals::ChatChunk;
 use oxpi_ai::internals::ChunkReader;
+use oxpi_ai::internals::{ChunkProcessor, OpenAiCompat};
 use oxpi_ai::sse::{SseDecoder, SseEvent};
+use oxpi_ai::{AssistantMessageEvent, AssistantMessageEventStream, Model, ReplyBuilder};
 use oxpi_testkit::recorded_requests;
 use proptest::prelude::*;
 
@@ -78,6 +84,90 @@ fn check_block_deltas<'a>(
     Ok(reader.repeats())
 }
 
+/// The events of a Chat Completions reply made of `chunks`: each chunk read and applied by
+/// `ChunkProcessor::process_data` (`fast`), or read whole with `ChunkReader::read` and applied
+/// with `process`, as JSON. Generated tool-call ids (random) read `call_generated`, and the
+/// message timestamps (the clock) are left out.
+fn chat_events(chunks: &[&str], fast: bool, text_calls: bool) -> Vec<serde_json::Value> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let events: Vec<AssistantMessageEvent> = runtime.block_on(async {
+        let mut model = Model::openai_compatible("http://test.invalid/v1", "m");
+        model.compat = Some(serde_json::json!({ "toolCallsInText": text_calls }));
+        let compat = OpenAiCompat::for_model(&model).expect("compat");
+        let (sink, events) = AssistantMessageEventStream::channel(None);
+        let producer = async move {
+            let out = ReplyBuilder::new(&model, sink);
+            let mut processor = ChunkProcessor::new(out, &model, &compat, vec!["read".into()]);
+            let mut reader = ChunkReader::new();
+            for data in chunks {
+                let applied = if fast {
+                    processor.process_data(&mut reader, data).await
+                } else {
+                    match reader.read(data) {
+                        Ok(mut chunk) => processor.process(&mut chunk).await,
+                        // For the same failure text: a chunk that does not parse leaves the
+                        // reader as it was, and fails again.
+                        Err(_) => processor.process_data(&mut reader, data).await,
+                    }
+                };
+                if let Err(failure) = applied {
+                    processor.fail(failure).await;
+                    return;
+                }
+            }
+            processor.finish().await;
+        };
+        let ((), events) = futures::join!(producer, events.collect::<Vec<_>>());
+        events
+    });
+    events
+        .iter()
+        .map(|event| {
+            let mut value = serde_json::to_value(event).expect("events serialize");
+            forget_random_parts(&mut value);
+            value
+        })
+        .collect()
+}
+
+/// Replaces every generated tool-call id (`call_` and 24 hex digits) in `value`, and removes
+/// every `timestamp`.
+fn forget_random_parts(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => {
+            let hex = text.strip_prefix("call_").unwrap_or_default();
+            if hex.len() == 24 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                *text = "call_generated".into();
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(forget_random_parts),
+        serde_json::Value::Object(map) => {
+            map.remove("timestamp");
+            map.values_mut().for_each(forget_random_parts);
+        }
+        _ => {}
+    }
+}
+
+/// `chunks` applied through their fragments give the same events as built and processed.
+fn check_chat_events(chunks: &[&str], text_calls: bool) -> Result<(), String> {
+    let slow = chat_events(chunks, false, text_calls);
+    let fast = chat_events(chunks, true, text_calls);
+    if fast == slow {
+        return Ok(());
+    }
+    let at = fast.iter().zip(&slow).take_while(|(a, b)| a == b).count();
+    Err(format!(
+        "event {at} differs ({} and {} events):\n  fast {:?}\n  slow {:?}",
+        fast.len(),
+        slow.len(),
+        fast.get(at),
+        slow.get(at)
+    ))
+}
+
 #[test]
 fn every_recorded_chat_completions_chunk_reads_as_serde_json_parses_it() {
     let providers = [
@@ -104,6 +194,9 @@ fn every_recorded_chat_completions_chunk_reads_as_serde_json_parses_it() {
                 .filter(|d| !d.is_empty() && *d != "[DONE]")
                 .collect();
             repeats += check_chat_chunks(data.iter().copied(), &stem).unwrap();
+            if let Err(e) = check_chat_events(&data, false) {
+                panic!("{stem}: {e}");
+            }
             chunks += data.len() as u64;
             streams += 1;
         }
@@ -181,6 +274,11 @@ proptest! {
             .collect();
         let result = check_chat_chunks(chunks.iter().map(String::as_str), "generated");
         prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+        let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+        for text_calls in [false, true] {
+            let result = check_chat_events(&chunks, text_calls);
+            prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+        }
     }
 
     /// Anthropic deltas of every type, in runs of one block and type each.

@@ -9,8 +9,9 @@
 //! JSON's grammar, exactly the same keys and values as the parsed chunk except that one string:
 //! the tokens of the prefix are the same bytes, a string literal leaves the tokenizer in the same
 //! state whatever its content, and the suffix is the same bytes again. So the provider reads
-//! only that string literal (with serde_json, which also checks it) and reuses what it already
-//! knows about the rest.
+//! only that string literal and reuses what it already knows about the rest: as it is when it
+//! has no escapes, unescaped here when its only escapes are the two-character ones (`\n`,
+//! `\"`, …), and by serde_json (which also checks it) otherwise.
 //!
 //! Any other chunk (a different envelope, an escape that runs into the suffix, an unescaped
 //! quote inside the string, bytes that are not a string) does not match, and is parsed in full as before, with
@@ -74,10 +75,50 @@ impl Envelope {
         if body.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
             return Some(Text(Cow::Borrowed(body)));
         }
+        if let Some(text) = unescape_short(body) {
+            return Some(Text(Cow::Owned(text)));
+        }
         // From the prefix's closing quote to the suffix's opening one (both ASCII).
         let literal = data.get(self.prefix.len() - 1..body_end + 1)?;
         serde_json::from_str(literal).ok()
     }
+}
+
+/// The value of a JSON string literal whose characters between the quotes are `body`, when
+/// its only escapes are the two-character ones (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`,
+/// `\t`) and it has no control character or bare quote: such a literal is valid, and this is
+/// what serde_json makes of it. `None` for anything else (`\u` escapes, invalid literals),
+/// which is left to serde_json.
+fn unescape_short(body: &str) -> Option<String> {
+    let bytes = body.as_bytes();
+    let mut out = String::with_capacity(body.len());
+    let (mut start, mut at) = (0, 0);
+    while let Some(&byte) = bytes.get(at) {
+        if byte == b'\\' {
+            let unescaped = match bytes.get(at + 1)? {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                _ => return None,
+            };
+            // `start` and `at` are at ASCII bytes, so on character boundaries.
+            out.push_str(body.get(start..at)?);
+            out.push(unescaped);
+            at += 2;
+            start = at;
+        } else if byte < 0x20 || byte == b'"' {
+            return None;
+        } else {
+            at += 1;
+        }
+    }
+    out.push_str(body.get(start..)?);
+    Some(out)
 }
 
 /// The last two envelopes learned from fully parsed chunks, each with what the provider keeps
@@ -195,6 +236,29 @@ mod tests {
             .string_in(r#"{"id":"c1","delta":{"content":"xyz"},"n":1}"#)
             .unwrap();
         assert!(matches!(borrowed.0, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn short_escapes_are_read_as_serde_json_reads_them() {
+        for body in [
+            r#"a\"b"#,
+            r#"\\\/\b\f\n\r\t"#,
+            r#"é\n漢"#,
+            r#"\u00e9"#,
+            r#"a\"#,
+            r#"a\q"#,
+            "a\nb",
+            r#"a"b"#,
+            "",
+        ] {
+            let serde: Option<String> = serde_json::from_str(&format!("\"{body}\"")).ok();
+            match unescape_short(body) {
+                Some(text) => assert_eq!(Some(text), serde, "{body}"),
+                // Left to serde_json: a `\u` escape or an invalid literal.
+                None => assert!(body.contains("\\u") || serde.is_none(), "{body}"),
+            }
+        }
+        assert_eq!(unescape_short(r#"x\"y\n"#).as_deref(), Some("x\"y\n"));
     }
 
     #[test]

@@ -34,7 +34,7 @@ impl AnthropicDecoder {
 
 impl EventDecoder for AnthropicDecoder {
     async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
-        let data = event.data.trim();
+        let data = event.trimmed_data();
         if data == "[DONE]" {
             return Ok(Flow::Complete);
         }

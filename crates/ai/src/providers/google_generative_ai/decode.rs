@@ -28,7 +28,7 @@ impl GeminiDecoder {
 
 impl EventDecoder for GeminiDecoder {
     async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
-        let data = event.data.trim();
+        let data = event.trimmed_data();
         let chunk: GenerateContentResponse = serde_json::from_str(data).map_err(|e| {
             Failure::parse(format!(
                 "Could not parse a stream chunk ({e}): {}",

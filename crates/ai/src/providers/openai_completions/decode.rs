@@ -4,7 +4,6 @@
 use super::prepare::ChatSeed;
 use super::reader::ChunkReader;
 use super::stream::ChunkProcessor;
-use crate::diagnostics::quote_chunk;
 use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
@@ -46,19 +45,13 @@ impl ChatDecoder {
 
 impl EventDecoder for ChatDecoder {
     async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
-        let data = event.data.trim();
+        let data = event.trimmed_data();
         if data == "[DONE]" {
             return Ok(Flow::Complete);
         }
         let rewritten = self.rewrite.and_then(|rewrite| rewrite(data));
         let data = rewritten.as_deref().unwrap_or(data);
-        let mut chunk = self.reader.read(data).map_err(|e| {
-            Failure::parse(format!(
-                "Could not parse a stream chunk ({e}): {}",
-                quote_chunk(data)
-            ))
-        })?;
-        self.processor.process(&mut chunk).await?;
+        self.processor.process_data(&mut self.reader, data).await?;
         Ok(Flow::Continue)
     }
 }

@@ -22,6 +22,61 @@ struct Skeleton {
     /// The chunk, with its strings owned; `slot` is replaced by the new fragment.
     chunk: ChatChunk<'static>,
     slot: Slot,
+    /// Set when the chunk holds nothing but its fragment (and an id): see [`Target`].
+    target: Option<Target>,
+}
+
+/// Where the fragment of a chunk that holds nothing else goes: such a chunk can be applied
+/// without building it (see [`ChunkReader::read_any`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The text of the reply (`choices[0].delta.content`, no other field of the delta set).
+    Content,
+    /// The arguments of the tool call at `index` (the chunk's one tool-call fragment, with no
+    /// id or name and no other field of the delta set).
+    Arguments {
+        /// The fragment's `index` (0 when absent).
+        index: u64,
+    },
+}
+
+/// A chunk as [`ChunkReader::read_any`] reads it.
+///
+/// (Returned and matched at once, never stored: boxing the chunk would cost an allocation per
+/// built chunk for nothing.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Read<'s> {
+    /// A chunk that repeats a learned envelope and holds nothing but its fragment and id.
+    Fragment(Fragment<'s>),
+    /// Any other chunk.
+    Chunk(ChatChunk<'s>),
+}
+
+/// A chunk that is its fragment, an id and nothing else (see [`Read::Fragment`]).
+#[derive(Debug)]
+pub struct Fragment<'s> {
+    skeleton: &'s Skeleton,
+    /// The fragment.
+    pub text: Text<'s>,
+}
+
+impl<'s> Fragment<'s> {
+    /// Where the fragment goes.
+    pub fn target(&self) -> Target {
+        // Fragments are only made from skeletons with a target.
+        self.skeleton.target.unwrap_or(Target::Content)
+    }
+
+    /// The chunk's id.
+    pub fn id(&self) -> Option<Text<'s>> {
+        self.skeleton.chunk.id.as_ref().map(Text::borrowed)
+    }
+
+    /// The whole chunk, as [`ChunkReader::read`] returns it.
+    pub fn into_chunk(self) -> ChatChunk<'s> {
+        self.skeleton.fill(self.text)
+    }
 }
 
 /// Which string of the chunk varies.
@@ -52,12 +107,42 @@ impl ChunkReader {
             };
             return Ok(skeleton.fill(fragment));
         }
+        self.parse(data)
+    }
+
+    /// Like [`read`](Self::read), but a chunk that repeats a learned envelope and holds
+    /// nothing but its fragment is handed out as that fragment, without building the chunk
+    /// (most chunks of a stream: one per delta).
+    pub fn read_any<'s, 'd: 's>(&'s mut self, data: &'d str) -> serde_json::Result<Read<'s>> {
+        if let Some(text) = self.cache.fragment(data) {
+            let Some(skeleton) = self.cache.skeleton() else {
+                // Not reached: a fragment is only found with a skeleton.
+                return serde_json::from_str(data).map(Read::Chunk);
+            };
+            return Ok(match skeleton.target {
+                Some(_) => Read::Fragment(Fragment { skeleton, text }),
+                None => Read::Chunk(skeleton.fill(text)),
+            });
+        }
+        self.parse(data).map(Read::Chunk)
+    }
+
+    /// Parses `data` in full, learning its envelope when the cache is learning.
+    fn parse<'s, 'd: 's>(&'s mut self, data: &'d str) -> serde_json::Result<ChatChunk<'s>> {
         let chunk: ChatChunk<'d> = serde_json::from_str(data)?;
         self.cache
             .parsed(Skeleton::candidate(&chunk), |(slot, value)| {
                 let envelope = Envelope::around(data, value)?;
                 let chunk = chunk.clone().into_static();
-                Some((envelope, Skeleton { chunk, slot }))
+                let target = Skeleton::target(&chunk, slot);
+                Some((
+                    envelope,
+                    Skeleton {
+                        chunk,
+                        slot,
+                        target,
+                    },
+                ))
             });
         Ok(chunk)
     }
@@ -97,6 +182,47 @@ impl Skeleton {
         ]
         .into_iter()
         .find_map(|(slot, value)| Some((slot, value?)))
+    }
+
+    /// The target of a chunk whose `slot` holds its only content: no error, usage, finish
+    /// reason, reasoning of any kind, and for arguments no text and one tool-call fragment
+    /// without id or name (empty strings count as absent, as [`ChunkProcessor::process`]
+    /// skips them). Applying such a chunk sets the response id and appends the fragment.
+    ///
+    /// [`ChunkProcessor::process`]: super::stream::ChunkProcessor::process
+    fn target(chunk: &ChatChunk<'_>, slot: Slot) -> Option<Target> {
+        fn blank(text: &Option<Text<'_>>) -> bool {
+            text.as_ref().is_none_or(|text| text.as_str().is_empty())
+        }
+        let choice = chunk.choice.as_ref()?;
+        let delta = &choice.delta;
+        let plain = chunk.error.is_none()
+            && chunk.usage.is_none()
+            && choice.usage.is_none()
+            && choice.finish_reason.is_none()
+            && !choice.native_hit_limit
+            && blank(&delta.reasoning_content)
+            && blank(&delta.reasoning)
+            && blank(&delta.reasoning_text)
+            && delta.reasoning_details.is_none();
+        if !plain {
+            return None;
+        }
+        match slot {
+            Slot::Content => delta.tool_calls.is_none().then_some(Target::Content),
+            Slot::Arguments => {
+                let [call] = delta.tool_calls.as_ref()?.as_slice() else {
+                    return None;
+                };
+                let function = call.function.as_ref()?;
+                (blank(&delta.content) && blank(&call.id) && blank(&function.name)).then_some(
+                    Target::Arguments {
+                        index: call.index.unwrap_or(0),
+                    },
+                )
+            }
+            Slot::ReasoningContent | Slot::Reasoning => None,
+        }
     }
 
     /// The skeleton, borrowed, with `fragment` in its slot.
@@ -147,5 +273,57 @@ mod tests {
         // Learned from `12`, the first fragment serde_json lends (no escapes); `34` and the
         // escaped fragment after it repeat that envelope.
         assert_eq!(reader.repeats(), 2);
+    }
+
+    #[test]
+    fn only_chunks_that_are_their_fragment_alone_are_handed_out_as_fragments() {
+        let text = |t: &str| {
+            format!(r#"{{"id":"c","choices":[{{"index":0,"delta":{{"content":"{t}"}}}}]}}"#)
+        };
+        let args = |i: u8, t: &str| {
+            format!(
+                r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{i},"function":{{"arguments":"{t}"}}}}]}}}}]}}"#
+            )
+        };
+        let finish = |t: &str| {
+            format!(r#"{{"choices":[{{"delta":{{"content":"{t}"}},"finish_reason":"stop"}}]}}"#)
+        };
+        let mut reader = ChunkReader::new();
+        let mut kinds = Vec::new();
+        for data in [
+            text("a"),
+            text("b"),
+            text(r#"c\"d"#),
+            args(2, "x"),
+            args(2, "y"),
+            finish("e"),
+            finish("f"),
+        ] {
+            let read = reader.read_any(&data).unwrap();
+            kinds.push(match read {
+                Read::Fragment(fragment) => {
+                    let target = fragment.target();
+                    let id = fragment.id().map(Text::into_owned);
+                    let text = fragment.text.as_str().to_string();
+                    let expected: ChatChunk<'_> = serde_json::from_str(&data).unwrap();
+                    assert_eq!(fragment.into_chunk(), expected);
+                    format!("{target:?} {id:?} {text}")
+                }
+                Read::Chunk(_) => "chunk".to_string(),
+            });
+        }
+        assert_eq!(
+            kinds,
+            [
+                "chunk",
+                r#"Content Some("c") b"#,
+                r#"Content Some("c") c"d"#,
+                "chunk",
+                "Arguments { index: 2 } None y",
+                "chunk",
+                // A finish reason is more than the fragment: the chunk is built.
+                "chunk",
+            ]
+        );
     }
 }

@@ -5,8 +5,10 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::compat::OpenAiCompat;
+use super::reader::{ChunkReader, Fragment, Read, Target};
 use super::text_tool_calls::{parse_text_tool_calls, TextPart, TextToolCallDetector};
 use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, FinishReason, Text};
+use crate::diagnostics::quote_chunk;
 use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::content::{AssistantContent, ThinkingContent};
@@ -90,11 +92,7 @@ impl ChunkProcessor {
                 transient,
             ));
         }
-        if let Some(id) = chunk.id.take().filter(|id| !id.as_str().is_empty()) {
-            if self.out.message().response_id.is_none() {
-                self.out.set_response_id(id.into_owned());
-            }
-        }
+        self.response_id(chunk.id.take());
         if let Some(usage) = &chunk.usage {
             self.usage = Some(**usage);
         }
@@ -133,14 +131,8 @@ impl ChunkProcessor {
         if let Some(details) = delta.reasoning_details.take() {
             self.reasoning_details(*details).await;
         }
-        if let Some(text) = delta.content.take().filter(|t| !t.as_str().is_empty()) {
-            match &mut self.text_calls {
-                Some(detector) => {
-                    let now = detector.push(text.as_str());
-                    self.out.text(now).await;
-                }
-                None => self.out.text(text.0).await,
-            }
+        if let Some(text) = delta.content.take() {
+            self.content(text).await;
         }
         let calls = match delta.tool_calls.as_mut() {
             Some(calls) => calls.as_mut_slice(),
@@ -200,6 +192,68 @@ impl ChunkProcessor {
             });
         }
         Ok(())
+    }
+
+    /// Applies a chunk that is its fragment and id alone ([`Read::Fragment`]): what
+    /// [`process`](Self::process) does with that chunk, without building it. A fragment of
+    /// a tool call other than the open one takes the general path.
+    pub async fn process_fragment(&mut self, fragment: Fragment<'_>) -> Result<(), Failure> {
+        let target = fragment.target();
+        if let Target::Arguments { index } = target {
+            let continues =
+                self.current_tool == Some(index) && self.out.open_tool_call_mut().is_some();
+            if !continues {
+                return self.process(&mut fragment.into_chunk()).await;
+            }
+        }
+        self.out.start().await;
+        self.response_id(fragment.id());
+        match target {
+            Target::Content => self.content(fragment.text).await,
+            Target::Arguments { .. } => self.out.tool_call_delta(fragment.text.0).await,
+        }
+        Ok(())
+    }
+
+    /// Reads the chunk in `data` with `reader` and applies it: [`process_fragment`]
+    /// (Self::process_fragment) for a chunk that is a fragment alone, [`process`](Self::process)
+    /// for any other. A chunk that does not parse is a parse failure quoting it.
+    pub async fn process_data(
+        &mut self,
+        reader: &mut ChunkReader,
+        data: &str,
+    ) -> Result<(), Failure> {
+        match reader.read_any(data) {
+            Ok(Read::Fragment(fragment)) => self.process_fragment(fragment).await,
+            Ok(Read::Chunk(mut chunk)) => self.process(&mut chunk).await,
+            Err(e) => Err(Failure::parse(format!(
+                "Could not parse a stream chunk ({e}): {}",
+                quote_chunk(data)
+            ))),
+        }
+    }
+
+    /// The first non-empty id becomes the reply's response id.
+    fn response_id(&mut self, id: Option<Text<'_>>) {
+        if let Some(id) = id.filter(|id| !id.as_str().is_empty()) {
+            if self.out.message().response_id.is_none() {
+                self.out.set_response_id(id.into_owned());
+            }
+        }
+    }
+
+    /// Appends reply text (held for tool-call detection where the model writes calls as text).
+    async fn content(&mut self, text: Text<'_>) {
+        if text.as_str().is_empty() {
+            return;
+        }
+        match &mut self.text_calls {
+            Some(detector) => {
+                let now = detector.push(text.as_str());
+                self.out.text(now).await;
+            }
+            None => self.out.text(text.0).await,
+        }
     }
 
     /// Keeps OpenRouter's valid reasoning details (merging consecutive text and summary

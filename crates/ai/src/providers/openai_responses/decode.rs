@@ -54,7 +54,7 @@ impl ResponsesDecoder {
 
 impl EventDecoder for ResponsesDecoder {
     async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
-        let data = event.data.trim();
+        let data = event.trimmed_data();
         if data == "[DONE]" {
             return Ok(Flow::Complete);
         }

@@ -227,7 +227,7 @@ impl PiMessagesDecoder {
 
 impl EventDecoder for PiMessagesDecoder {
     async fn event(&mut self, event: &SseEvent) -> Result<Flow, Failure> {
-        let data = event.data.trim();
+        let data = event.trimmed_data();
         if data == "[DONE]" {
             return Ok(Flow::Continue);
         }

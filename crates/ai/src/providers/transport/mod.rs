@@ -254,7 +254,7 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
                 return;
             }
         };
-        if event.data.trim().is_empty() {
+        if event.trimmed_data().is_empty() {
             source.recycle(event);
             continue;
         }
