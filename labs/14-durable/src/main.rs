@@ -1,0 +1,300 @@
+//! Lab 14: a durable run. A Restate server (npm `@restatedev/restate-server`, installed on
+//! first use) and a service process running oxpi-durable's `DurableAgent` (this binary again);
+//! the live model calls `get_code` (a fresh code, recorded in `issued.txt`: not safe to
+//! repeat), then `write` (slow, safe to repeat) to put the code in `answer.txt`, then answers
+//! with the code. While `write` runs — after `get_code`'s result is in the journal — the lab
+//! kills the service process (SIGKILL) and starts a new one; Restate retries the invocation,
+//! the journal answers the finished steps and the run finishes.
+//!
+//! Checked: the reply contains the code; `issued.txt` has exactly one line (`get_code` ran
+//! once); `answer.txt` holds the code; `write` ran twice (killed, then run again: it is safe
+//! to repeat); each model turn was requested exactly once (the turns finished before the kill
+//! came from the journal: the new process logged them `replayed`); the transcript
+//! (`get_messages`) is user → assistant → toolResult → assistant → toolResult → assistant with
+//! one result per call, by id.
+//!
+//! ```text
+//! cargo run -p lab-14                                   # the embedded default model
+//! cargo run -p lab-14 -- --provider openai              # OPENAI_API_KEY
+//! cargo run -p lab-14 -- --base-url http://127.0.0.1:8080/v1 --model qwen
+//! ```
+
+mod service;
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use oxpi_ai::Message;
+use oxpi_durable::server::{free_port, RestateServer, ServiceProcess};
+use oxpi_durable::{RunReply, OUTCOME_UNKNOWN};
+use oxpi_labkit::lab::{check_pairing, roles, run_lab};
+use oxpi_labkit::LiveModel;
+
+const PROMPT: &str =
+    "请先用 get_code 获取验证代号，再用 write 把验证代号写入 answer.txt，最后只回复验证代号。";
+/// The run's key (its virtual object); the Restate server is the lab's own.
+const RUN: &str = "lab-14";
+/// How long the lab waits for each awaited event before it fails.
+const WAIT: Duration = Duration::from_secs(180);
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    if std::env::var_os(service::SERVICE_ENV).is_some() {
+        return match service::serve().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("lab-14 service: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    run_lab("14", "durable run passed", |live| async move {
+        let outcome = run(&live).await;
+        (live, outcome)
+    })
+    .await
+}
+
+/// A service process on `port`; `write` waits `write_delay_ms` before returning.
+fn service(
+    live: &LiveModel,
+    dir: &Path,
+    port: u16,
+    write_delay_ms: u64,
+) -> Result<Command, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("no path to this binary: {e}"))?;
+    let model = serde_json::to_string(&live.model).map_err(|e| e.to_string())?;
+    let mut command = Command::new(exe);
+    command
+        .env(service::SERVICE_ENV, "1")
+        .env("LAB14_PORT", port.to_string())
+        .env("LAB14_MODEL", model)
+        .env("LAB14_DIR", dir)
+        .env("LAB14_WRITE_DELAY_MS", write_delay_ms.to_string());
+    if let Some(key) = &live.api_key {
+        command.env("LAB14_API_KEY", key.expose());
+    }
+    Ok(command)
+}
+
+async fn prompt(ingress: String) -> Result<RunReply, String> {
+    let response = reqwest::Client::new()
+        .post(format!("{ingress}/OxpiAgent/{RUN}/prompt"))
+        .header("idempotency-key", RUN)
+        .json(&serde_json::json!({ "text": PROMPT }))
+        .timeout(Duration::from_secs(600))
+        .send()
+        .await
+        .map_err(|e| format!("the prompt request failed: {e}"))?;
+    let status = response.status();
+    let body = response.text().await.map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("the prompt failed: {status}: {body}"));
+    }
+    serde_json::from_str(&body).map_err(|e| format!("a reply that is not a RunReply: {e}: {body}"))
+}
+
+async fn transcript(ingress: &str) -> Result<Vec<Message>, String> {
+    let response = reqwest::Client::new()
+        .post(format!("{ingress}/OxpiAgent/{RUN}/get_messages"))
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .map_err(|e| format!("get_messages failed: {e}"))?;
+    response
+        .json()
+        .await
+        .map_err(|e| format!("get_messages did not return messages: {e}"))
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The lines of `events.log` of process `pid`, without the pid.
+fn events_of(dir: &Path, pid: u32) -> Vec<String> {
+    let prefix = format!("{pid}\t");
+    lines(&dir.join("events.log"))
+        .into_iter()
+        .filter_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+        .collect()
+}
+
+async fn run(live: &LiveModel) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
+    let root = dir.path();
+    let started = Instant::now();
+    let restate = RestateServer::start().await?;
+    println!(
+        "restate-server {} ready in {:.1}s, ingress {}",
+        oxpi_durable::server::RESTATE_VERSION,
+        started.elapsed().as_secs_f64(),
+        restate.ingress_url()
+    );
+    let port = free_port()?;
+    // The first process's `write` never returns in time: the kill always lands inside it.
+    let mut first = ServiceProcess::start(service(live, root, port, 600_000)?, port).await?;
+    let first_pid = first.id();
+    restate
+        .register(&format!("http://127.0.0.1:{port}"))
+        .await?;
+    println!("model: {}/{}", live.model.provider, live.model.id);
+    println!("service process 1 (pid {first_pid}) serving on port {port}");
+    println!("input: {PROMPT}");
+    let ingress = restate.ingress_url();
+    let mut run = tokio::spawn(prompt(ingress.clone()));
+
+    // Wait until get_code's result is journaled and write has started (its line in writes.log).
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let events = events_of(root, first_pid);
+        let journaled = events
+            .iter()
+            .any(|e| e.starts_with("tool\tget_code\t") && e.ends_with("\tfalse\tfalse"));
+        if journaled && !lines(&root.join("writes.log")).is_empty() {
+            break;
+        }
+        if run.is_finished() {
+            let outcome = (&mut run).await.map_err(|e| e.to_string())?;
+            return Err(format!(
+                "the run ended before write was called (events {events:?}): {outcome:?}"
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no journaled get_code and running write within {WAIT:?}; events: {events:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    first.kill();
+    println!(
+        "killed service process 1 (SIGKILL) while write ran, after get_code's result was journaled"
+    );
+
+    let second = ServiceProcess::start(service(live, root, port, 1_000)?, port).await?;
+    let second_pid = second.id();
+    println!(
+        "service process 2 (pid {second_pid}) serving on port {port}; Restate retries the run"
+    );
+    let reply = tokio::time::timeout(WAIT, &mut run)
+        .await
+        .map_err(|_| format!("the run did not finish within {WAIT:?} of the restart"))?
+        .map_err(|e| e.to_string())??;
+    println!("final answer: {}", reply.text.trim());
+    let messages = transcript(&ingress).await?;
+    println!("transcript roles: {}", roles(&messages).join(" -> "));
+    check(root, &reply, &messages, first_pid, second_pid)
+}
+
+fn check(
+    root: &Path,
+    reply: &RunReply,
+    messages: &[Message],
+    first: u32,
+    second: u32,
+) -> Result<(), String> {
+    if let Some(error) = &reply.error_message {
+        return Err(format!("the run stopped early: {error}"));
+    }
+    let issued = lines(&root.join("issued.txt"));
+    let code = match issued.as_slice() {
+        [code] => code.clone(),
+        other => {
+            return Err(format!(
+                "get_code ran {} times, expected once: {other:?}",
+                other.len()
+            ))
+        }
+    };
+    println!("issued.txt: {code} (one line)");
+    if !reply.text.contains(&code) {
+        return Err(format!(
+            "the reply {:?} does not contain the code {code}",
+            reply.text
+        ));
+    }
+    let answer = std::fs::read_to_string(root.join("answer.txt")).unwrap_or_default();
+    if !answer.contains(&code) {
+        return Err(format!("answer.txt holds {answer:?}, not the code {code}"));
+    }
+    let writes = lines(&root.join("writes.log"));
+    let by = |pid: u32| {
+        writes
+            .iter()
+            .filter(|l| l.starts_with(&format!("{pid}\t")))
+            .count()
+    };
+    if (by(first), by(second), writes.len()) != (1, 1, 2) {
+        return Err(format!(
+            "write ran {writes:?}; expected once in each process (killed, then run again)"
+        ));
+    }
+    // Model requests: each turn exactly once over both processes.
+    let (one, two) = (events_of(root, first), events_of(root, second));
+    println!("process 1 events: {}", one.join(" | ").replace('\t', " "));
+    println!("process 2 events: {}", two.join(" | ").replace('\t', " "));
+    let requests = |events: &[String]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| e.strip_prefix("request\t").map(str::to_string))
+            .collect()
+    };
+    if requests(&one) != ["0", "1"] || requests(&two) != ["2"] {
+        return Err(format!(
+            "model requests by turn: process 1 {:?}, process 2 {:?}; expected [0, 1] then [2]",
+            requests(&one),
+            requests(&two)
+        ));
+    }
+    let replayed = ["model\t0\ttrue", "model\t1\ttrue"];
+    for step in replayed {
+        if !two.iter().any(|e| e == step) {
+            return Err(format!(
+                "process 2 did not take {step:?} from the journal: {two:?}"
+            ));
+        }
+    }
+    if !two
+        .iter()
+        .any(|e| e.starts_with("tool\tget_code\t") && e.ends_with("\ttrue\tfalse"))
+    {
+        return Err(format!(
+            "process 2 did not take get_code's result from the journal: {two:?}"
+        ));
+    }
+    let history = roles(messages);
+    let expected = [
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ];
+    if history != expected {
+        return Err(format!(
+            "the transcript is {}, expected {}",
+            history.join(" -> "),
+            expected.join(" -> ")
+        ));
+    }
+    check_pairing(messages)?;
+    for message in messages {
+        if let Message::ToolResult(result) = message {
+            let text: String = result.content.iter().filter_map(|c| c.as_text()).collect();
+            if result.is_error || text == OUTCOME_UNKNOWN {
+                return Err(format!("{} failed: {text}", result.tool_name));
+            }
+            if result.tool_name == "get_code" && !text.contains(&code) {
+                return Err(format!("get_code's result {text:?} lacks the code {code}"));
+            }
+        }
+    }
+    Ok(())
+}
