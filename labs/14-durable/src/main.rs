@@ -1,17 +1,20 @@
 //! Lab 14: a durable run. A Restate server (npm `@restatedev/restate-server`, installed on
 //! first use) and a service process running oxpi-durable's `DurableAgent` (this binary again);
-//! the live model calls `get_code` (a fresh code, recorded in `issued.txt`: not safe to
-//! repeat), then `write` (slow, safe to repeat) to put the code in `answer.txt`, then answers
-//! with the code. While `write` runs — after `get_code`'s result is in the journal — the lab
-//! kills the service process (SIGKILL) and starts a new one; Restate retries the invocation,
-//! the journal answers the finished steps and the run finishes.
+//! the live model calls `get_ticket` (a fresh ticket, recorded in `issued.txt`: not safe to
+//! repeat), whose result points to `redeem` (slow, safe to repeat: it only reads), which turns
+//! the ticket into the code, and answers with the code. While `redeem` runs — after
+//! `get_ticket`'s result is in the journal — the lab kills the service process (SIGKILL) and
+//! starts a new one; Restate retries the invocation, the journal answers the finished steps and
+//! the run finishes.
 //!
-//! Checked: the reply contains the code; `issued.txt` has exactly one line (`get_code` ran
-//! once); `answer.txt` holds the code; `write` ran twice (killed, then run again: it is safe
-//! to repeat); each model turn was requested exactly once (the turns finished before the kill
-//! came from the journal: the new process logged them `replayed`); the transcript
-//! (`get_messages`) is user → assistant → toolResult → assistant → toolResult → assistant with
-//! one result per call, by id.
+//! Checked: the reply contains the ticket's code; `issued.txt` has exactly one line
+//! (`get_ticket` ran once: a second run would have issued another ticket, and so another code);
+//! `redeem` ran once in each process (killed, then run again, as a `Replay::Safe` tool is);
+//! each model turn was requested exactly once over both processes (turns 0 and 1 by the first,
+//! turn 2 by the second, which logged turns 0 and 1 and `get_ticket`'s result as `replayed`:
+//! they came from the journal); the transcript (`get_messages`) is user → assistant →
+//! toolResult → assistant → toolResult → assistant with one result per call, by id, none an
+//! error.
 //!
 //! ```text
 //! cargo run -p lab-14                                   # the embedded default model
@@ -31,8 +34,7 @@ use oxpi_durable::{RunReply, OUTCOME_UNKNOWN};
 use oxpi_labkit::lab::{check_pairing, roles, run_lab};
 use oxpi_labkit::LiveModel;
 
-const PROMPT: &str =
-    "请先用 get_code 获取验证代号，再用 write 把验证代号写入 answer.txt，最后只回复验证代号。";
+const PROMPT: &str = "请用 get_ticket 获取凭证，按其中的指引找到验证代号，只回复验证代号。";
 /// The run's key (its virtual object); the Restate server is the lab's own.
 const RUN: &str = "lab-14";
 /// How long the lab waits for each awaited event before it fails.
@@ -56,12 +58,12 @@ async fn main() -> ExitCode {
     .await
 }
 
-/// A service process on `port`; `write` waits `write_delay_ms` before returning.
+/// A service process on `port`; `redeem` waits `redeem_delay_ms` before returning.
 fn service(
     live: &LiveModel,
     dir: &Path,
     port: u16,
-    write_delay_ms: u64,
+    redeem_delay_ms: u64,
 ) -> Result<Command, String> {
     let exe = std::env::current_exe().map_err(|e| format!("no path to this binary: {e}"))?;
     let model = serde_json::to_string(&live.model).map_err(|e| e.to_string())?;
@@ -71,7 +73,7 @@ fn service(
         .env("LAB14_PORT", port.to_string())
         .env("LAB14_MODEL", model)
         .env("LAB14_DIR", dir)
-        .env("LAB14_WRITE_DELAY_MS", write_delay_ms.to_string());
+        .env("LAB14_REDEEM_DELAY_MS", redeem_delay_ms.to_string());
     if let Some(key) = &live.api_key {
         command.env("LAB14_API_KEY", key.expose());
     }
@@ -108,6 +110,40 @@ async fn transcript(ingress: &str) -> Result<Vec<Message>, String> {
         .map_err(|e| format!("get_messages did not return messages: {e}"))
 }
 
+/// One line for a transcript message: its role, and its text or tool calls.
+fn describe(message: &Message) -> String {
+    match message {
+        Message::Assistant(a) => {
+            let calls: Vec<String> = a
+                .tool_calls()
+                .map(|c| {
+                    format!(
+                        "{}({})",
+                        c.name,
+                        serde_json::Value::Object(c.arguments.clone())
+                    )
+                })
+                .collect();
+            if calls.is_empty() {
+                format!("assistant: {}", a.text().trim())
+            } else {
+                format!("assistant: {}", calls.join(", "))
+            }
+        }
+        Message::ToolResult(r) => {
+            let text: Vec<&str> = r.content.iter().filter_map(|c| c.as_text()).collect();
+            format!("toolResult {}: {}", r.tool_name, text.join(" "))
+        }
+        other => {
+            let text = serde_json::to_value(other).unwrap_or_default()["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            format!("{}: {text}", other.role())
+        }
+    }
+}
+
 fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -137,7 +173,7 @@ async fn run(live: &LiveModel) -> Result<(), String> {
         restate.ingress_url()
     );
     let port = free_port()?;
-    // The first process's `write` never returns in time: the kill always lands inside it.
+    // The first process's `redeem` never returns in time: the kill always lands inside it.
     let mut first = ServiceProcess::start(service(live, root, port, 600_000)?, port).await?;
     let first_pid = first.id();
     restate
@@ -149,32 +185,33 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     let ingress = restate.ingress_url();
     let mut run = tokio::spawn(prompt(ingress.clone()));
 
-    // Wait until get_code's result is journaled and write has started (its line in writes.log).
+    // Wait until get_ticket's result is journaled and redeem has started (its line in
+    // redeems.log).
     let deadline = Instant::now() + WAIT;
     loop {
         let events = events_of(root, first_pid);
         let journaled = events
             .iter()
-            .any(|e| e.starts_with("tool\tget_code\t") && e.ends_with("\tfalse\tfalse"));
-        if journaled && !lines(&root.join("writes.log")).is_empty() {
+            .any(|e| e.starts_with("tool\tget_ticket\t") && e.ends_with("\tfalse\tfalse"));
+        if journaled && !lines(&root.join("redeems.log")).is_empty() {
             break;
         }
         if run.is_finished() {
             let outcome = (&mut run).await.map_err(|e| e.to_string())?;
             return Err(format!(
-                "the run ended before write was called (events {events:?}): {outcome:?}"
+                "the run ended before redeem was called (events {events:?}): {outcome:?}"
             ));
         }
         if Instant::now() > deadline {
             return Err(format!(
-                "no journaled get_code and running write within {WAIT:?}; events: {events:?}"
+                "no journaled get_ticket and running redeem within {WAIT:?}; events: {events:?}"
             ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     first.kill();
     println!(
-        "killed service process 1 (SIGKILL) while write ran, after get_code's result was journaled"
+        "killed service process 1 (SIGKILL) while redeem ran, after get_ticket's result was journaled"
     );
 
     let second = ServiceProcess::start(service(live, root, port, 1_000)?, port).await?;
@@ -186,9 +223,16 @@ async fn run(live: &LiveModel) -> Result<(), String> {
         .await
         .map_err(|_| format!("the run did not finish within {WAIT:?} of the restart"))?
         .map_err(|e| e.to_string())??;
+    if let Some(message) = &reply.message {
+        let reason = serde_json::to_value(message.stop_reason).unwrap_or_default();
+        println!("final stopReason: {}", reason.as_str().unwrap_or("?"));
+    }
     println!("final answer: {}", reply.text.trim());
     let messages = transcript(&ingress).await?;
     println!("transcript roles: {}", roles(&messages).join(" -> "));
+    for message in &messages {
+        println!("  {}", describe(message));
+    }
     check(root, &reply, &messages, first_pid, second_pid)
 }
 
@@ -203,36 +247,33 @@ fn check(
         return Err(format!("the run stopped early: {error}"));
     }
     let issued = lines(&root.join("issued.txt"));
-    let code = match issued.as_slice() {
-        [code] => code.clone(),
+    let ticket = match issued.as_slice() {
+        [ticket] => ticket.clone(),
         other => {
             return Err(format!(
-                "get_code ran {} times, expected once: {other:?}",
+                "get_ticket ran {} times, expected once: {other:?}",
                 other.len()
             ))
         }
     };
-    println!("issued.txt: {code} (one line)");
+    let code = service::code_for(&ticket);
+    println!("issued.txt: {ticket} (one line), its code {code}");
     if !reply.text.contains(&code) {
         return Err(format!(
             "the reply {:?} does not contain the code {code}",
             reply.text
         ));
     }
-    let answer = std::fs::read_to_string(root.join("answer.txt")).unwrap_or_default();
-    if !answer.contains(&code) {
-        return Err(format!("answer.txt holds {answer:?}, not the code {code}"));
-    }
-    let writes = lines(&root.join("writes.log"));
+    let redeems = lines(&root.join("redeems.log"));
     let by = |pid: u32| {
-        writes
+        redeems
             .iter()
-            .filter(|l| l.starts_with(&format!("{pid}\t")))
+            .filter(|l| **l == format!("{pid}\t{ticket}"))
             .count()
     };
-    if (by(first), by(second), writes.len()) != (1, 1, 2) {
+    if (by(first), by(second), redeems.len()) != (1, 1, 2) {
         return Err(format!(
-            "write ran {writes:?}; expected once in each process (killed, then run again)"
+            "redeem ran {redeems:?}; expected once in each process (killed, then run again)"
         ));
     }
     // Model requests: each turn exactly once over both processes.
@@ -262,10 +303,10 @@ fn check(
     }
     if !two
         .iter()
-        .any(|e| e.starts_with("tool\tget_code\t") && e.ends_with("\ttrue\tfalse"))
+        .any(|e| e.starts_with("tool\tget_ticket\t") && e.ends_with("\ttrue\tfalse"))
     {
         return Err(format!(
-            "process 2 did not take get_code's result from the journal: {two:?}"
+            "process 2 did not take get_ticket's result from the journal: {two:?}"
         ));
     }
     let history = roles(messages);
@@ -291,8 +332,16 @@ fn check(
             if result.is_error || text == OUTCOME_UNKNOWN {
                 return Err(format!("{} failed: {text}", result.tool_name));
             }
-            if result.tool_name == "get_code" && !text.contains(&code) {
-                return Err(format!("get_code's result {text:?} lacks the code {code}"));
+            let expected = if result.tool_name == "get_ticket" {
+                &ticket
+            } else {
+                &code
+            };
+            if !text.contains(expected.as_str()) {
+                return Err(format!(
+                    "{}'s result {text:?} lacks {expected}",
+                    result.tool_name
+                ));
             }
         }
     }

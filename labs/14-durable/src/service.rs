@@ -2,11 +2,12 @@
 //! a [`DurableAgent`] (object `OxpiAgent`) on `127.0.0.1:$LAB14_PORT` against the model in
 //! `$LAB14_MODEL` (JSON). Its two tools work in `$LAB14_DIR`:
 //!
-//! - `get_code` (`Replay::Never`): issues a fresh code, appends it to `issued.txt` (the
-//!   countable effect: a second run would add a second, different line) and returns it.
-//! - `write` (`Replay::Safe`: writing the same content again changes nothing): writes a file,
-//!   appends a line to `writes.log`, then waits `$LAB14_WRITE_DELAY_MS` before returning (the
-//!   first process waits until it is killed).
+//! - `get_ticket` (`Replay::Never`): issues a fresh ticket, appends it to `issued.txt` (the
+//!   countable effect: a second run would add a second, different line) and returns a pointer:
+//!   the code is not here, redeem the ticket.
+//! - `redeem` (`Replay::Safe`: it only reads): appends a line to `redeems.log`, checks that the
+//!   ticket was issued, waits `$LAB14_REDEEM_DELAY_MS` (the first process: until it is killed)
+//!   and returns the ticket's code ([`code_for`]).
 //!
 //! Every model request and every journaled step is appended to `events.log` as
 //! `<pid>\trequest\t<turn>`, `<pid>\tmodel\t<turn>\t<replayed>` or
@@ -26,9 +27,9 @@ use oxpi_durable::{DurableAgent, StepEvent};
 pub const SERVICE_ENV: &str = "LAB14_SERVICE";
 
 /// The agent's system prompt (see the lab's notes on the 1.5B model).
-pub const SYSTEM_PROMPT: &str =
-    "You are a helpful assistant that can use tools. To use a tool, reply with a tool call. \
-Do the steps in order, one tool call per reply. When all steps are done, reply with the requested text only.";
+pub const SYSTEM_PROMPT: &str = "You are a helpful assistant that can use tools. To use a tool, reply with a tool call. \
+Follow the pointers in tool results, one tool call per reply. As soon as a tool result contains the code itself, \
+stop calling tools and reply with exactly that code, nothing else, and never shorten it.";
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(crate = "oxpi_agent_core::serde")]
@@ -38,11 +39,9 @@ struct NoArgs {}
 #[derive(Deserialize, JsonSchema)]
 #[serde(crate = "oxpi_agent_core::serde")]
 #[schemars(crate = "oxpi_agent_core::schemars")]
-struct WriteArgs {
-    /// Path of the file to write.
-    path: String,
-    /// Content to write to the file.
-    content: String,
+struct RedeemArgs {
+    /// The ticket (凭证), e.g. T-123456.
+    ticket: String,
 }
 
 /// Appends `text` to `path` and syncs it (each line is one observable fact).
@@ -55,8 +54,8 @@ pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
     file.sync_data()
 }
 
-/// A fresh code: `dur-` and six digits that differ from call to call.
-fn issue_code() -> String {
+/// A fresh ticket: `T-` and six digits that differ from call to call.
+fn issue_ticket() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u32(std::process::id());
@@ -65,7 +64,15 @@ fn issue_code() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     hasher.write_u128(nanos);
-    format!("dur-{:06}", hasher.finish() % 1_000_000)
+    format!("T-{:06}", hasher.finish() % 1_000_000)
+}
+
+/// The code a ticket redeems to (`dur-` and six digits): the same on every call (FNV-1a).
+pub fn code_for(ticket: &str) -> String {
+    let hash = ticket.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("dur-{:06}", hash % 1_000_000)
 }
 
 fn log(events: &Path, line: &str) {
@@ -78,55 +85,48 @@ fn log(events: &Path, line: &str) {
     let _ = append(events, &format!("{line}\n"));
 }
 
-fn tools(dir: &Path, write_delay: Duration) -> Result<Vec<AgentToolHandle>, String> {
+fn tools(dir: &Path, redeem_delay: Duration) -> Result<Vec<AgentToolHandle>, String> {
     let issued = dir.join("issued.txt");
-    let get_code = AgentToolHandle::from_fn(
-        "get_code",
-        "Issue a new verification code (验证代号). Each call issues a different one.",
+    let get_ticket = AgentToolHandle::from_fn(
+        "get_ticket",
+        "Issue a new ticket (凭证). Each call issues a different one.",
         move |_: NoArgs| {
             let issued = issued.clone();
             async move {
-                let code = issue_code();
-                append(&issued, &format!("{code}\n"))
-                    .map_err(|e| ToolError::new(format!("could not record the code: {e}")))?;
-                Ok::<_, ToolError>(format!("本次验证代号：{code}"))
+                let ticket = issue_ticket();
+                append(&issued, &format!("{ticket}\n"))
+                    .map_err(|e| ToolError::new(format!("could not record the ticket: {e}")))?;
+                Ok::<_, ToolError>(format!("验证代号不在这里，请用 redeem 兑换凭证 {ticket}。"))
             }
         },
     )
     .map_err(|e| e.to_string())?
     .with_replay(Replay::Never);
     let root = dir.to_path_buf();
-    let write = AgentToolHandle::from_fn(
-        "write",
-        "Write content to a file in the working directory, creating or replacing it.",
-        move |args: WriteArgs| {
+    let redeem = AgentToolHandle::from_fn(
+        "redeem",
+        "Redeem a ticket (凭证) for the verification code (验证代号).",
+        move |args: RedeemArgs| {
             let root = root.clone();
             async move {
-                let name = Path::new(&args.path)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .filter(|n| !n.is_empty() && args.path.trim_start_matches("./") == *n)
-                    .ok_or_else(|| {
-                        ToolError::new(format!("{}: only files of this directory", args.path))
-                    })?;
-                std::fs::write(root.join(&name), &args.content)
-                    .map_err(|e| ToolError::new(format!("could not write {name}: {e}")))?;
+                let ticket = args.ticket.trim().to_string();
                 append(
-                    &root.join("writes.log"),
-                    &format!("{}\t{name}\n", std::process::id()),
+                    &root.join("redeems.log"),
+                    &format!("{}\t{ticket}\n", std::process::id()),
                 )
-                .map_err(|e| ToolError::new(format!("could not log the write: {e}")))?;
-                tokio::time::sleep(write_delay).await;
-                Ok::<_, ToolError>(format!(
-                    "Successfully wrote {} bytes to {name}",
-                    args.content.len()
-                ))
+                .map_err(|e| ToolError::new(format!("could not log the call: {e}")))?;
+                let issued = std::fs::read_to_string(root.join("issued.txt")).unwrap_or_default();
+                if !issued.lines().any(|l| l == ticket) {
+                    return Err(ToolError::new(format!("unknown ticket {ticket}")));
+                }
+                tokio::time::sleep(redeem_delay).await;
+                Ok::<_, ToolError>(format!("本次验证代号：{}", code_for(&ticket)))
             }
         },
     )
     .map_err(|e| e.to_string())?
     .with_replay(Replay::Safe);
-    Ok(vec![get_code, write])
+    Ok(vec![get_ticket, redeem])
 }
 
 fn var(name: &str) -> Result<String, String> {
@@ -146,7 +146,9 @@ fn agent_options(
         .with_max_tokens(400);
     stream_options.api_key = api_key;
     let mut options = AgentOptions::new(model)
-        .with_system_prompt(SYSTEM_PROMPT)
+        .with_system_prompt(
+            std::env::var("LAB14_SYSTEM").unwrap_or_else(|_| SYSTEM_PROMPT.to_string()),
+        )
         .with_tools(tools)
         .with_max_turns(6)
         .with_stream_options(stream_options);
@@ -175,9 +177,9 @@ pub async fn serve() -> Result<(), String> {
         .map(ApiKey::new);
     let dir = PathBuf::from(var("LAB14_DIR")?);
     let delay = Duration::from_millis(
-        var("LAB14_WRITE_DELAY_MS")?
+        var("LAB14_REDEEM_DELAY_MS")?
             .parse()
-            .map_err(|e| format!("LAB14_WRITE_DELAY_MS: {e}"))?,
+            .map_err(|e| format!("LAB14_REDEEM_DELAY_MS: {e}"))?,
     );
     let tools = tools(&dir, delay)?;
     let events = dir.join("events.log");
