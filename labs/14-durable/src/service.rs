@@ -146,9 +146,7 @@ fn agent_options(
         .with_max_tokens(400);
     stream_options.api_key = api_key;
     let mut options = AgentOptions::new(model)
-        .with_system_prompt(
-            std::env::var("LAB14_SYSTEM").unwrap_or_else(|_| SYSTEM_PROMPT.to_string()),
-        )
+        .with_system_prompt(SYSTEM_PROMPT)
         .with_tools(tools)
         .with_max_turns(6)
         .with_stream_options(stream_options);
