@@ -177,12 +177,13 @@ impl DurableAgent {
     }
 
     /// Serves the agent over HTTP/2 at `addr` until the process ends (register the address with
-    /// the Restate server as a deployment).
+    /// the Restate server as a deployment). Each connection has `TCP_NODELAY` set (the SDK's own
+    /// `HttpServer` leaves Nagle's algorithm on, which holds the small protocol messages of
+    /// each step back until the server's delayed ACK).
     pub async fn serve(self, addr: std::net::SocketAddr) {
         let [agent, inbox] = self.definitions();
-        HttpServer::new(Endpoint::builder().bind(agent).bind(inbox).build())
-            .listen_and_serve(addr)
-            .await;
+        let endpoint = Endpoint::builder().bind(agent).bind(inbox).build();
+        crate::server::serve_endpoint(endpoint, addr).await;
     }
 
     fn observe(&self, event: StepEvent) {

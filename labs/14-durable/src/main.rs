@@ -1,20 +1,19 @@
 //! Lab 14: a durable run. A Restate server (npm `@restatedev/restate-server`, installed on
 //! first use) and a service process running oxpi-durable's `DurableAgent` (this binary again);
-//! the live model calls `get_ticket` (a fresh ticket, recorded in `issued.txt`: not safe to
-//! repeat), whose result points to `redeem` (slow, safe to repeat: it only reads), which turns
-//! the ticket into the code, and answers with the code. While `redeem` runs — after
-//! `get_ticket`'s result is in the journal — the lab kills the service process (SIGKILL) and
-//! starts a new one; Restate retries the invocation, the journal answers the finished steps and
-//! the run finishes.
+//! the live model follows lab-09's chain: `read` note.txt, which says the code is in
+//! notes/code.txt (a fresh code), then `read` notes/code.txt, then the answer. Reading
+//! notes/code.txt is slow: while it runs — after note.txt's result is in the journal — the lab
+//! kills the service process (SIGKILL) and starts a new one; Restate retries the invocation,
+//! the journal answers the finished steps and the run finishes.
 //!
-//! Checked: the reply contains the ticket's code; `issued.txt` has exactly one line
-//! (`get_ticket` ran once: a second run would have issued another ticket, and so another code);
-//! `redeem` ran once in each process (killed, then run again, as a `Replay::Safe` tool is);
-//! each model turn was requested exactly once over both processes (turns 0 and 1 by the first,
-//! turn 2 by the second, which logged turns 0 and 1 and `get_ticket`'s result as `replayed`:
-//! they came from the journal); the transcript (`get_messages`) is user → assistant →
-//! toolResult → assistant → toolResult → assistant with one result per call, by id, none an
-//! error.
+//! Checked: the reply contains the code; `reads.log` shows note.txt read once (its call
+//! finished before the kill: the journal answered it, though `read` is safe to repeat) and
+//! notes/code.txt read once by each process (interrupted, then run again, as a `Replay::Safe`
+//! tool is); each model turn was requested exactly once over both processes (turns 0 and 1 by
+//! the first, turn 2 by the second, which logged turns 0 and 1 and note.txt's read as
+//! `replayed`: they came from the journal); the transcript (`get_messages`) is user →
+//! assistant → toolResult → assistant → toolResult → assistant with one result per call, by id,
+//! none an error.
 //!
 //! ```text
 //! cargo run -p lab-14                                   # the embedded default model
@@ -31,10 +30,12 @@ use std::time::{Duration, Instant};
 use oxpi_ai::Message;
 use oxpi_durable::server::{free_port, RestateServer, ServiceProcess};
 use oxpi_durable::{RunReply, OUTCOME_UNKNOWN};
-use oxpi_labkit::lab::{check_pairing, roles, run_lab};
+use oxpi_labkit::lab::{check_pairing, fresh_code, roles, run_lab};
 use oxpi_labkit::LiveModel;
 
-const PROMPT: &str = "请用 get_ticket 获取凭证，按其中的指引找到验证代号，只回复验证代号。";
+/// lab-09's prompt and pointer.
+const PROMPT: &str = "请用 read 读取 note.txt，按其中的指引找到验证代号，只回复验证代号。";
+const POINTER: &str = "验证代号不在这里，请读取 notes/code.txt。";
 /// The run's key (its virtual object); the Restate server is the lab's own.
 const RUN: &str = "lab-14";
 /// How long the lab waits for each awaited event before it fails.
@@ -58,13 +59,8 @@ async fn main() -> ExitCode {
     .await
 }
 
-/// A service process on `port`; `redeem` waits `redeem_delay_ms` before returning.
-fn service(
-    live: &LiveModel,
-    dir: &Path,
-    port: u16,
-    redeem_delay_ms: u64,
-) -> Result<Command, String> {
+/// A service process on `port`; reading notes/code.txt takes `slow_read_ms` more.
+fn service(live: &LiveModel, dir: &Path, port: u16, slow_read_ms: u64) -> Result<Command, String> {
     let exe = std::env::current_exe().map_err(|e| format!("no path to this binary: {e}"))?;
     let model = serde_json::to_string(&live.model).map_err(|e| e.to_string())?;
     let mut command = Command::new(exe);
@@ -73,7 +69,7 @@ fn service(
         .env("LAB14_PORT", port.to_string())
         .env("LAB14_MODEL", model)
         .env("LAB14_DIR", dir)
-        .env("LAB14_REDEEM_DELAY_MS", redeem_delay_ms.to_string());
+        .env("LAB14_SLOW_READ_MS", slow_read_ms.to_string());
     if let Some(key) = &live.api_key {
         command.env("LAB14_API_KEY", key.expose());
     }
@@ -164,6 +160,14 @@ fn events_of(dir: &Path, pid: u32) -> Vec<String> {
 async fn run(live: &LiveModel) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("no temporary directory: {e}"))?;
     let root = dir.path();
+    let code = fresh_code();
+    std::fs::create_dir_all(root.join("notes")).map_err(|e| format!("notes/: {e}"))?;
+    std::fs::write(root.join("note.txt"), POINTER).map_err(|e| format!("note.txt: {e}"))?;
+    std::fs::write(
+        root.join(service::SLOW_FILE),
+        format!("本次验证代号：{code}"),
+    )
+    .map_err(|e| format!("{}: {e}", service::SLOW_FILE))?;
     let started = Instant::now();
     let restate = RestateServer::start().await?;
     println!(
@@ -173,7 +177,7 @@ async fn run(live: &LiveModel) -> Result<(), String> {
         restate.ingress_url()
     );
     let port = free_port()?;
-    // The first process's `redeem` never returns in time: the kill always lands inside it.
+    // The first process's read of notes/code.txt never returns in time: the kill lands in it.
     let mut first = ServiceProcess::start(service(live, root, port, 600_000)?, port).await?;
     let first_pid = first.id();
     restate
@@ -185,33 +189,33 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     let ingress = restate.ingress_url();
     let mut run = tokio::spawn(prompt(ingress.clone()));
 
-    // Wait until get_ticket's result is journaled and redeem has started (its line in
-    // redeems.log).
+    // Wait until note.txt's read is journaled and notes/code.txt's has started (reads.log).
     let deadline = Instant::now() + WAIT;
     loop {
         let events = events_of(root, first_pid);
         let journaled = events
             .iter()
-            .any(|e| e.starts_with("tool\tget_ticket\t") && e.ends_with("\tfalse\tfalse"));
-        if journaled && !lines(&root.join("redeems.log")).is_empty() {
+            .any(|e| e.starts_with("tool\tread\t") && e.ends_with("\tfalse\tfalse"));
+        let slow = format!("{first_pid}\t{}", service::SLOW_FILE);
+        if journaled && lines(&root.join("reads.log")).contains(&slow) {
             break;
         }
         if run.is_finished() {
             let outcome = (&mut run).await.map_err(|e| e.to_string())?;
             return Err(format!(
-                "the run ended before redeem was called (events {events:?}): {outcome:?}"
+                "the run ended before notes/code.txt was read (events {events:?}): {outcome:?}"
             ));
         }
         if Instant::now() > deadline {
             return Err(format!(
-                "no journaled get_ticket and running redeem within {WAIT:?}; events: {events:?}"
+                "no journaled read of note.txt and read of notes/code.txt within {WAIT:?}; events: {events:?}"
             ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     first.kill();
     println!(
-        "killed service process 1 (SIGKILL) while redeem ran, after get_ticket's result was journaled"
+        "killed service process 1 (SIGKILL) while it read notes/code.txt, after note.txt's read was journaled"
     );
 
     let second = ServiceProcess::start(service(live, root, port, 1_000)?, port).await?;
@@ -233,11 +237,12 @@ async fn run(live: &LiveModel) -> Result<(), String> {
     for message in &messages {
         println!("  {}", describe(message));
     }
-    check(root, &reply, &messages, first_pid, second_pid)
+    check(root, &code, &reply, &messages, first_pid, second_pid)
 }
 
 fn check(
     root: &Path,
+    code: &str,
     reply: &RunReply,
     messages: &[Message],
     first: u32,
@@ -246,34 +251,23 @@ fn check(
     if let Some(error) = &reply.error_message {
         return Err(format!("the run stopped early: {error}"));
     }
-    let issued = lines(&root.join("issued.txt"));
-    let ticket = match issued.as_slice() {
-        [ticket] => ticket.clone(),
-        other => {
-            return Err(format!(
-                "get_ticket ran {} times, expected once: {other:?}",
-                other.len()
-            ))
-        }
-    };
-    let code = service::code_for(&ticket);
-    println!("issued.txt: {ticket} (one line), its code {code}");
-    if !reply.text.contains(&code) {
+    if !reply.text.contains(code) {
         return Err(format!(
             "the reply {:?} does not contain the code {code}",
             reply.text
         ));
     }
-    let redeems = lines(&root.join("redeems.log"));
-    let by = |pid: u32| {
-        redeems
-            .iter()
-            .filter(|l| **l == format!("{pid}\t{ticket}"))
-            .count()
-    };
-    if (by(first), by(second), redeems.len()) != (1, 1, 2) {
+    let reads = lines(&root.join("reads.log"));
+    println!("reads.log: {}", reads.join(" | ").replace('\t', " "));
+    let expected = [
+        format!("{first}\tnote.txt"),
+        format!("{first}\t{}", service::SLOW_FILE),
+        format!("{second}\t{}", service::SLOW_FILE),
+    ];
+    if reads != expected {
         return Err(format!(
-            "redeem ran {redeems:?}; expected once in each process (killed, then run again)"
+            "the reads were {reads:?}; expected note.txt once (process 1) and {} once in each process",
+            service::SLOW_FILE
         ));
     }
     // Model requests: each turn exactly once over both processes.
@@ -303,10 +297,10 @@ fn check(
     }
     if !two
         .iter()
-        .any(|e| e.starts_with("tool\tget_ticket\t") && e.ends_with("\ttrue\tfalse"))
+        .any(|e| e.starts_with("tool\tread\t") && e.ends_with("\ttrue\tfalse"))
     {
         return Err(format!(
-            "process 2 did not take get_ticket's result from the journal: {two:?}"
+            "process 2 did not take note.txt's read from the journal: {two:?}"
         ));
     }
     let history = roles(messages);
@@ -332,16 +326,8 @@ fn check(
             if result.is_error || text == OUTCOME_UNKNOWN {
                 return Err(format!("{} failed: {text}", result.tool_name));
             }
-            let expected = if result.tool_name == "get_ticket" {
-                &ticket
-            } else {
-                &code
-            };
-            if !text.contains(expected.as_str()) {
-                return Err(format!(
-                    "{}'s result {text:?} lacks {expected}",
-                    result.tool_name
-                ));
+            if !(text == POINTER || text.contains(code)) {
+                return Err(format!("a read returned {text:?}"));
             }
         }
     }

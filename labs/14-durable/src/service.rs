@@ -1,13 +1,9 @@
 //! The lab's service process: the same binary started again with `LAB14_SERVICE` set, serving
 //! a [`DurableAgent`] (object `OxpiAgent`) on `127.0.0.1:$LAB14_PORT` against the model in
-//! `$LAB14_MODEL` (JSON). Its two tools work in `$LAB14_DIR`:
-//!
-//! - `get_ticket` (`Replay::Never`): issues a fresh ticket, appends it to `issued.txt` (the
-//!   countable effect: a second run would add a second, different line) and returns a pointer:
-//!   the code is not here, redeem the ticket.
-//! - `redeem` (`Replay::Safe`: it only reads): appends a line to `redeems.log`, checks that the
-//!   ticket was issued, waits `$LAB14_REDEEM_DELAY_MS` (the first process: until it is killed)
-//!   and returns the ticket's code ([`code_for`]).
+//! `$LAB14_MODEL` (JSON), with one tool, `read` (`Replay::Safe`: reading again changes nothing),
+//! over the files of `$LAB14_DIR`. Each read appends `<pid>\t<path>` to `reads.log` (the
+//! countable effect); reading [`SLOW_FILE`] then waits `$LAB14_SLOW_READ_MS` (the first process:
+//! until it is killed).
 //!
 //! Every model request and every journaled step is appended to `events.log` as
 //! `<pid>\trequest\t<turn>`, `<pid>\tmodel\t<turn>\t<replayed>` or
@@ -27,22 +23,13 @@ use oxpi_durable::{DurableAgent, StepEvent};
 pub const SERVICE_ENV: &str = "LAB14_SERVICE";
 
 /// The agent's system prompt (see the lab's notes on the 1.5B model).
+/// lab-09's, which passed 50/50 on the embedded model.
 pub const SYSTEM_PROMPT: &str = "You are a helpful assistant that can use tools. To use a tool, reply with a tool call. \
-Follow the pointers in tool results, one tool call per reply. As soon as a tool result contains the code itself, \
+Follow pointers between files with read, one file per call. As soon as a tool result contains the code itself, \
 stop calling tools and reply with exactly that code, nothing else, and never shorten it.";
 
-#[derive(Deserialize, JsonSchema)]
-#[serde(crate = "oxpi_agent_core::serde")]
-#[schemars(crate = "oxpi_agent_core::schemars")]
-struct NoArgs {}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(crate = "oxpi_agent_core::serde")]
-#[schemars(crate = "oxpi_agent_core::schemars")]
-struct RedeemArgs {
-    /// The ticket (凭证), e.g. T-123456.
-    ticket: String,
-}
+/// The file whose read is slow (the lab kills the first process while it is read).
+pub const SLOW_FILE: &str = "notes/code.txt";
 
 /// Appends `text` to `path` and syncs it (each line is one observable fact).
 pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
@@ -52,27 +39,6 @@ pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
         .open(path)?;
     file.write_all(text.as_bytes())?;
     file.sync_data()
-}
-
-/// A fresh ticket: `T-` and six digits that differ from call to call.
-fn issue_ticket() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(std::process::id());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    hasher.write_u128(nanos);
-    format!("T-{:06}", hasher.finish() % 1_000_000)
-}
-
-/// The code a ticket redeems to (`dur-` and six digits): the same on every call (FNV-1a).
-pub fn code_for(ticket: &str) -> String {
-    let hash = ticket.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("dur-{:06}", hash % 1_000_000)
 }
 
 fn log(events: &Path, line: &str) {
@@ -85,48 +51,60 @@ fn log(events: &Path, line: &str) {
     let _ = append(events, &format!("{line}\n"));
 }
 
-fn tools(dir: &Path, redeem_delay: Duration) -> Result<Vec<AgentToolHandle>, String> {
-    let issued = dir.join("issued.txt");
-    let get_ticket = AgentToolHandle::from_fn(
-        "get_ticket",
-        "Issue a new ticket (凭证). Each call issues a different one.",
-        move |_: NoArgs| {
-            let issued = issued.clone();
-            async move {
-                let ticket = issue_ticket();
-                append(&issued, &format!("{ticket}\n"))
-                    .map_err(|e| ToolError::new(format!("could not record the ticket: {e}")))?;
-                Ok::<_, ToolError>(format!("验证代号不在这里，请用 redeem 兑换凭证 {ticket}。"))
-            }
-        },
-    )
-    .map_err(|e| e.to_string())?
-    .with_replay(Replay::Never);
-    let root = dir.to_path_buf();
-    let redeem = AgentToolHandle::from_fn(
-        "redeem",
-        "Redeem a ticket (凭证) for the verification code (验证代号).",
-        move |args: RedeemArgs| {
-            let root = root.clone();
-            async move {
-                let ticket = args.ticket.trim().to_string();
-                append(
-                    &root.join("redeems.log"),
-                    &format!("{}\t{ticket}\n", std::process::id()),
-                )
-                .map_err(|e| ToolError::new(format!("could not log the call: {e}")))?;
-                let issued = std::fs::read_to_string(root.join("issued.txt")).unwrap_or_default();
-                if !issued.lines().any(|l| l == ticket) {
-                    return Err(ToolError::new(format!("unknown ticket {ticket}")));
-                }
-                tokio::time::sleep(redeem_delay).await;
-                Ok::<_, ToolError>(format!("本次验证代号：{}", code_for(&ticket)))
-            }
-        },
-    )
-    .map_err(|e| e.to_string())?
-    .with_replay(Replay::Safe);
-    Ok(vec![get_ticket, redeem])
+/// oxpi's `read` tool (its name, description, arguments and output), which first appends
+/// `<pid>\t<path>` to `reads.log` and, reading [`SLOW_FILE`], takes `slow` more before it
+/// returns.
+struct LoggedRead {
+    inner: oxpi_tools::ReadTool,
+    log: PathBuf,
+    slow: Duration,
+}
+
+impl AgentTool for LoggedRead {
+    type Args = oxpi_tools::ReadArgs;
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    /// Reading again is safe: a read interrupted by a crash is run again.
+    fn replay(&self) -> Option<Replay> {
+        Some(Replay::Safe)
+    }
+
+    async fn execute(
+        &self,
+        tool_call_id: &str,
+        args: Self::Args,
+        cancel: CancellationToken,
+        on_update: ToolUpdateFn,
+    ) -> Result<AgentToolResult, ToolError> {
+        let path = args.path.trim_start_matches("./").to_string();
+        append(&self.log, &format!("{}\t{path}\n", std::process::id()))
+            .map_err(|e| ToolError::new(format!("could not log the read: {e}")))?;
+        let result = self
+            .inner
+            .execute(tool_call_id, args, cancel, on_update)
+            .await?;
+        if path == SLOW_FILE {
+            tokio::time::sleep(self.slow).await;
+        }
+        Ok(result)
+    }
+}
+
+fn read_tool(dir: &Path, slow: Duration) -> Result<AgentToolHandle, String> {
+    let workspace = oxpi_tools::Workspace::new(dir).map_err(|e| format!("workspace: {e}"))?;
+    AgentToolHandle::new(LoggedRead {
+        inner: oxpi_tools::ReadTool::new(workspace),
+        log: dir.join("reads.log"),
+        slow,
+    })
+    .map_err(|e| e.to_string())
 }
 
 fn var(name: &str) -> Result<String, String> {
@@ -175,11 +153,11 @@ pub async fn serve() -> Result<(), String> {
         .map(ApiKey::new);
     let dir = PathBuf::from(var("LAB14_DIR")?);
     let delay = Duration::from_millis(
-        var("LAB14_REDEEM_DELAY_MS")?
+        var("LAB14_SLOW_READ_MS")?
             .parse()
-            .map_err(|e| format!("LAB14_REDEEM_DELAY_MS: {e}"))?,
+            .map_err(|e| format!("LAB14_SLOW_READ_MS: {e}"))?,
     );
-    let tools = tools(&dir, delay)?;
+    let tools = vec![read_tool(&dir, delay)?];
     let events = dir.join("events.log");
     let observed = events.clone();
     let agent = DurableAgent::new(move |_run| {
