@@ -250,10 +250,12 @@ impl DurableAgent {
             .name("transcript")
             .await?
             .into_inner();
+        // Which results are stored apart is the journal's decision (the same on a replay).
+        let stripped = step.stripped.clone();
         let added = payload::restore(step, &live);
         let mut stored = stored;
         for (i, message) in added.iter().enumerate() {
-            if payload::is_large(message) {
+            if stripped.contains(&i) {
                 let key = payload::result_key(history_len + i);
                 ctx.set(&key, Json(message.clone()));
                 stored.push(Stored::Ref(ResultRef { result_ref: key }));
