@@ -177,13 +177,12 @@ impl DurableAgent {
     }
 
     /// Serves the agent over HTTP/2 at `addr` until the process ends (register the address with
-    /// the Restate server as a deployment). Each connection has `TCP_NODELAY` set (the SDK's own
-    /// `HttpServer` leaves Nagle's algorithm on, which holds the small protocol messages of
-    /// each step back until the server's delayed ACK).
+    /// the Restate server as a deployment).
     pub async fn serve(self, addr: std::net::SocketAddr) {
         let [agent, inbox] = self.definitions();
-        let endpoint = Endpoint::builder().bind(agent).bind(inbox).build();
-        crate::server::serve_endpoint(endpoint, addr).await;
+        HttpServer::new(Endpoint::builder().bind(agent).bind(inbox).build())
+            .listen_and_serve(addr)
+            .await;
     }
 
     fn observe(&self, event: StepEvent) {
@@ -260,7 +259,7 @@ impl DurableAgent {
                 ctx.set(&key, Json(message.clone()));
                 stored.push(Stored::Ref(ResultRef { result_ref: key }));
             } else {
-                stored.push(Stored::Message(message.clone()));
+                stored.push(Stored::Message(Box::new(message.clone())));
             }
         }
         ctx.set(MESSAGES_KEY, Json(stored));
@@ -543,7 +542,7 @@ impl DurableAgent {
         let mut messages = Vec::with_capacity(stored.len());
         for entry in stored {
             match entry {
-                Stored::Message(message) => messages.push(message),
+                Stored::Message(message) => messages.push(*message),
                 Stored::Ref(reference) => {
                     let c: &SharedObjectContext<'_> = &ctx;
                     messages.push(stored_result(

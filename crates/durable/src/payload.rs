@@ -54,7 +54,7 @@ pub(crate) enum Stored {
     /// `{"resultRef": "result/<index>"}`: the message is in that state key.
     Ref(ResultRef),
     /// A message, as it is.
-    Message(Message),
+    Message(Box<Message>),
 }
 
 /// A reference to a tool result stored under its own state key.
@@ -192,7 +192,7 @@ pub(crate) async fn resolve(
     let mut messages = Vec::with_capacity(stored.len());
     for entry in stored {
         match entry {
-            Stored::Message(message) => messages.push(message.clone()),
+            Stored::Message(message) => messages.push(Message::clone(message)),
             Stored::Ref(reference) => {
                 let c: &ObjectContext<'_> = ctx;
                 messages.push(stored_result(

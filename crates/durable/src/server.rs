@@ -294,34 +294,3 @@ impl Drop for ServiceProcess {
         self.kill();
     }
 }
-
-/// Serves a Restate endpoint over HTTP/2 (cleartext) at `addr` until the process ends, with
-/// `TCP_NODELAY` on every accepted connection. Returns only if `addr` cannot be bound (the
-/// error is printed).
-pub async fn serve_endpoint(endpoint: restate_sdk::endpoint::Endpoint, addr: std::net::SocketAddr) {
-    let listener = match tokio::net::TcpListener::bind(addr).await {
-        Ok(listener) => listener,
-        Err(e) => {
-            eprintln!("oxpi-durable: could not listen on {addr}: {e}");
-            return;
-        }
-    };
-    let endpoint = restate_sdk::hyper::HyperEndpoint::new(endpoint);
-    loop {
-        let Ok((stream, remote)) = listener.accept().await else {
-            // Out of file descriptors and the like: wait, then accept again.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let endpoint = endpoint.clone();
-        tokio::spawn(async move {
-            let connection =
-                hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), endpoint);
-            if let Err(e) = connection.await {
-                tracing::debug!("connection from {remote} ended: {e}");
-            }
-        });
-    }
-}
