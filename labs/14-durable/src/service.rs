@@ -42,13 +42,9 @@ pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 fn log(events: &Path, line: &str) {
-    let line = format!("{}\t{line}", std::process::id());
-    println!(
-        "  [service {}] {}",
-        std::process::id(),
-        line.replace('\t', " ")
-    );
-    let _ = append(events, &format!("{line}\n"));
+    let pid = std::process::id();
+    println!("  [service {pid}] {}", line.replace('\t', " "));
+    let _ = append(events, &format!("{pid}\t{line}\n"));
 }
 
 /// oxpi's `read` tool (its name, description, arguments and output), which first appends
