@@ -1,5 +1,7 @@
 //! `cargo xtask tasks`: small checkable coding tasks (`tasks/*/`) run through `oxpi -p` on the
-//! embedded model, N runs each, with pass rate and median time per task; `--pi` runs the same
+//! embedded model, N runs each, with pass rate and median time per task (oxpi runs in
+//! `--mode json`, so each run also shows the tokens llama.cpp evaluated per turn and what its
+//! prompt cache kept); `--pi` runs the same
 //! tasks through pi-coding-agent 1.6 (Node 22) against the same llama.cpp server as a baseline.
 //!
 //! A task is a directory with `prompt.txt` (the prompt), `project/` (copied to a fresh temporary
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::args;
 
+mod json_reply;
 mod pi;
 
 const USAGE: &str = "\
@@ -191,6 +194,9 @@ pub(crate) struct Agent {
     pub args: Vec<String>,
     /// Extra environment.
     pub env: Vec<(String, String)>,
+    /// It prints `--mode json` records (the reply and each turn's tokens are read from them)
+    /// rather than the reply alone.
+    pub json: bool,
 }
 
 async fn run_once(agent: &Agent, task: &Task, timeout: Duration) -> Result<RunResult, String> {
@@ -231,13 +237,22 @@ async fn run_once(agent: &Agent, task: &Task, timeout: Duration) -> Result<RunRe
             (stdout, note)
         }
     };
-    std::fs::write(&answer, &stdout).map_err(|e| format!("cannot write the answer: {e}"))?;
-    let passed = note.is_empty() && run_script(task, "check.sh", &dir, &answer);
-    let reply: String = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
-    let note = if note.is_empty() {
-        format!("reply: {}", reply.chars().take(80).collect::<String>())
+    let (reply, tokens) = if agent.json {
+        let (reply, turns) = json_reply::read(&stdout);
+        (reply, format!("  tokens {}", json_reply::summary(&turns)))
     } else {
-        note
+        (stdout, String::new())
+    };
+    std::fs::write(&answer, &reply).map_err(|e| format!("cannot write the answer: {e}"))?;
+    let passed = note.is_empty() && run_script(task, "check.sh", &dir, &answer);
+    let reply: String = reply.split_whitespace().collect::<Vec<_>>().join(" ");
+    let note = if note.is_empty() {
+        format!(
+            "reply: {}{tokens}",
+            reply.chars().take(80).collect::<String>()
+        )
+    } else {
+        format!("{note}{tokens}")
     };
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&answer);
@@ -326,7 +341,8 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         label: "oxpi",
         program: oxpi,
         args: vec![
-            "-p".into(),
+            "--mode".into(),
+            "json".into(),
             "--no-session".into(),
             "--base-url".into(),
             server.api_base_url(),
@@ -336,6 +352,7 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
             "small".into(),
         ],
         env: Vec::new(),
+        json: true,
     }];
     let pi_dir = if options.pi {
         let (agent, dir) = pi::agent(&config.home, &model).await?;

@@ -57,6 +57,7 @@ pub(crate) enum Listener {
 pub(crate) struct Inner {
     pub(crate) state: Mutex<State>,
     pub(crate) stream_options: StreamOptions,
+    pub(crate) tool_choice_after_user: Option<oxpi_ai::ToolChoice>,
     pub(crate) stream_fn: StreamFn,
     pub(crate) tool_execution: ToolExecution,
     pub(crate) max_turns: usize,
@@ -117,6 +118,7 @@ impl Inner {
                 follow_up_mode: options.follow_up_mode,
             }),
             stream_options: options.stream_options,
+            tool_choice_after_user: options.tool_choice_after_user,
             stream_fn,
             tool_execution: options.tool_execution,
             max_turns: options.max_turns,

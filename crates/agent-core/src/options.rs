@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use oxpi_ai::{
     AssistantMessageEventStream, Context, Message, Model, ProviderRegistry, ReasoningLevel,
-    StreamOptions,
+    StreamOptions, ToolChoice,
 };
 
 use crate::hooks::{
@@ -102,6 +102,12 @@ pub struct AgentOptions {
     pub steering_mode: QueueMode,
     /// How follow-up messages are taken (default one at a time, as pi).
     pub follow_up_mode: QueueMode,
+    /// The tool choice of a request whose context ends with a user message (a prompt, a
+    /// steering or a follow-up message), when [`stream_options`](Self::stream_options) sets
+    /// none; later requests of the run choose freely. oxpi's, not pi's: `Some(Required)` makes
+    /// a small model's first reply to each message a tool call (the `small` prompt profile of
+    /// the command sets it); `None` (the default) is pi's behaviour.
+    pub tool_choice_after_user: Option<ToolChoice>,
 }
 
 impl std::fmt::Debug for AgentOptions {
@@ -142,6 +148,7 @@ impl AgentOptions {
             retry: None,
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
+            tool_choice_after_user: None,
         }
     }
 
@@ -416,6 +423,19 @@ impl AgentOptions {
     /// Sets the turn limit.
     pub fn with_max_turns(mut self, max_turns: usize) -> Self {
         self.max_turns = max_turns;
+        self
+    }
+
+    /// Sets the [`tool_choice_after_user`](Self::tool_choice_after_user).
+    ///
+    /// ```
+    /// # use oxpi_agent_core::{AgentOptions, oxpi_ai::{Model, ToolChoice}};
+    /// let options = AgentOptions::new(Model::openai_compatible("http://127.0.0.1:8080/v1", "m"))
+    ///     .with_tool_choice_after_user(ToolChoice::Required);
+    /// assert_eq!(options.tool_choice_after_user, Some(ToolChoice::Required));
+    /// ```
+    pub fn with_tool_choice_after_user(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice_after_user = Some(choice);
         self
     }
 }

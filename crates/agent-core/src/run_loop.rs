@@ -474,6 +474,12 @@ async fn request_reply(
     }
     let mut options = inner.stream_options.clone();
     options.cancel = cancel.clone();
+    if options.tool_choice.is_none()
+        && !context.tools.is_empty()
+        && matches!(context.messages.last(), Some(Message::User(_)))
+    {
+        options.tool_choice = inner.tool_choice_after_user.clone();
+    }
     if reasoning.is_some() {
         options.reasoning = reasoning;
     }

@@ -5,9 +5,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use oxpi_agent_core::oxpi_ai::ApiKey;
+use oxpi_agent_core::oxpi_ai::{ApiKey, ToolChoice};
 use oxpi_agent_core::prelude::*;
-use oxpi_testkit::wire::{anthropic, gemini, reply, responses, Script};
+use oxpi_testkit::wire::{anthropic, completions, gemini, reply, responses, Script};
 use oxpi_testkit::{Recorded, TestServer};
 use serde_json::Value;
 
@@ -100,4 +100,89 @@ async fn a_second_invalid_answer_is_an_extract_error() {
     assert!(matches!(err, AgentError::Extract(_)), "{err}");
     assert!(err.to_string().contains("age"), "{err}");
     assert_eq!(server.requests().len(), 2);
+}
+
+/// A Chat Completions model whose server constrains decoding to a JSON schema but does not
+/// enforce `tool_choice` (llama.cpp, the embedded model): the forced call is asked for as
+/// `response_format`, and the JSON object the reply's text holds is the call.
+fn schema_model(server: &TestServer) -> Model {
+    let mut model = Model::openai_compatible(format!("{}/v1", server.base_url()), "m");
+    model.compat = Some(json!({"toolCallsInText": true, "toolChoiceAsJsonSchema": true}));
+    model
+}
+
+#[tokio::test]
+async fn extract_over_chat_completions_asks_a_json_schema_where_the_server_constrains_decoding() {
+    let call =
+        Script::text(r#"{"name": "respond", "arguments": {"name": "Ada Lovelace", "age": 36}}"#);
+    let server = TestServer::start(vec![reply(completions(&call))])
+        .await
+        .unwrap();
+    let options = AgentOptions::new(schema_model(&server));
+    let person: Person = extract(options, "Ada Lovelace, 36, mathematician")
+        .await
+        .unwrap();
+    assert_eq!(
+        person,
+        Person {
+            name: "Ada Lovelace".into(),
+            age: 36
+        }
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let body = requests[0].json();
+    assert_eq!(body.get("tool_choice"), None, "{body}");
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(schema["properties"]["name"]["const"], "respond");
+    assert_eq!(
+        schema["properties"]["arguments"], body["tools"][0]["function"]["parameters"],
+        "the arguments are held to the tool's own schema"
+    );
+    assert_eq!(schema["required"], json!(["name", "arguments"]));
+}
+
+#[tokio::test]
+async fn a_required_call_after_each_user_message_only() {
+    let server = TestServer::start(vec![
+        reply(completions(&Script::text(
+            r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
+        ))),
+        reply(completions(&Script::text("It is sunny in Paris."))),
+    ])
+    .await
+    .unwrap();
+    #[derive(Deserialize, JsonSchema)]
+    #[serde(crate = "oxpi_agent_core::serde")]
+    #[schemars(crate = "oxpi_agent_core::schemars")]
+    struct City {
+        city: String,
+    }
+    let weather =
+        AgentToolHandle::from_fn("get_weather", "Weather of a city", |a: City| async move {
+            Ok::<_, ToolError>(format!("{}: sunny", a.city))
+        })
+        .unwrap();
+    let agent = Agent::new(
+        AgentOptions::new(schema_model(&server))
+            .with_tool(weather)
+            .with_tool_choice_after_user(ToolChoice::Required),
+    );
+    let reply = agent.prompt("What's the weather in Paris?").await.unwrap();
+    assert_eq!(reply.text(), "It is sunny in Paris.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let (first, second) = (requests[0].json(), requests[1].json());
+    let schema = &first["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["name"]["const"], "get_weather",
+        "{first}"
+    );
+    assert_eq!(
+        second.get("response_format"),
+        None,
+        "after a tool result the model answers freely: {second}"
+    );
+    assert_eq!(second.get("tool_choice"), None, "{second}");
 }

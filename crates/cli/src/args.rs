@@ -117,7 +117,7 @@ pub(crate) struct Args {
     /// telemetry); only a model's requests, and the embedded model's first download, go out.
     #[arg(long)]
     pub offline: bool,
-    /// Accepted for pi's sake: oxpi prints no startup banner to make verbose.
+    /// Show the interactive mode's whole startup header whatever `quietStartup` says (pi's).
     #[arg(long)]
     pub verbose: bool,
     /// Print the version.

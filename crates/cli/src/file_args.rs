@@ -20,7 +20,7 @@ pub(crate) struct FileArgs {
 }
 
 /// The image type of `head`, by its signature.
-fn image_mime(head: &[u8]) -> Option<&'static str> {
+pub(crate) fn image_mime(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if head.starts_with(b"\xff\xd8\xff") {

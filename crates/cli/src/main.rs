@@ -10,6 +10,7 @@ mod file_args;
 mod interactive;
 mod json_event;
 mod list_models;
+mod loaded;
 mod login_command;
 mod logins;
 mod model_choice;
@@ -135,7 +136,8 @@ async fn run_until_signal(args: Args, ended_by_signal: &mut bool) -> i32 {
         // The interactive mode catches SIGTERM/SIGHUP itself: it aborts the run (killing its
         // command trees) and gives the terminal back before it returns 143/129.
         let first = Some(prompts.join("\n\n")).filter(|p| !p.is_empty());
-        let mut code = interactive::run(runtime.clone(), first, args.base_url.clone()).await;
+        let mut code =
+            interactive::run(runtime.clone(), first, args.base_url.clone(), args.verbose).await;
         if let Some(error) = runtime.take_session_errors() {
             eprintln!("oxpi: {error}");
             code = code.max(1);

@@ -1,11 +1,13 @@
 //! Prompt profiles: what the command tells a class of models. `default` is pi's behaviour;
 //! `small` is for small local models (the embedded Qwen2.5-Coder-1.5B, or one behind
 //! llama.cpp, Ollama or vLLM): a short system prompt such a model follows, tool calls read from
-//! its text (`compat.toolCallsInText`) and greedy sampling (temperature 0). The embedded model
+//! its text (`compat.toolCallsInText`), the first reply to each message forced to be a tool call
+//! (asked as a JSON schema, `compat.toolChoiceAsJsonSchema`, where the server constrains decoding)
+//! and greedy sampling (temperature 0). The embedded model
 //! gets `small` unless `--prompt-profile` says otherwise.
 
 use clap::ValueEnum;
-use oxpi_ai::{Model, StreamOptions};
+use oxpi_ai::{Model, StreamOptions, ToolChoice};
 
 /// A class of models and what the command sends it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,9 +55,25 @@ impl PromptProfile {
                 _ => serde_json::Map::new(),
             };
             compat.insert("toolCallsInText".into(), true.into());
+            compat
+                .entry("toolChoiceAsJsonSchema")
+                .or_insert(true.into());
+            compat
+                .entry("toolResultHint")
+                .or_insert(oxpi_local::TOOL_RESULT_HINT.into());
             model.compat = Some(serde_json::Value::Object(compat));
         }
         model
+    }
+
+    /// The tool choice of the first request after each user message: under `small`, a tool
+    /// call is required (and, through `toolChoiceAsJsonSchema`, well-formed by construction on
+    /// servers that constrain decoding to a schema), as its preamble asks.
+    pub(crate) fn tool_choice_after_user(self) -> Option<ToolChoice> {
+        match self {
+            Self::Default => None,
+            Self::Small => Some(ToolChoice::Required),
+        }
     }
 
     /// The stream options of each request: under `small`, greedy sampling.
@@ -92,8 +110,28 @@ mod tests {
         let small = PromptProfile::Small.model(model.clone());
         assert_eq!(
             small.compat,
-            Some(serde_json::json!({"supportsUsageInStreaming": true, "toolCallsInText": true}))
+            Some(serde_json::json!({
+                "supportsUsageInStreaming": true,
+                "toolCallsInText": true,
+                "toolChoiceAsJsonSchema": true,
+                "toolResultHint": oxpi_local::TOOL_RESULT_HINT,
+            }))
         );
+        let mut declined = model.clone();
+        declined.compat = Some(serde_json::json!({"toolChoiceAsJsonSchema": false}));
+        assert_eq!(
+            PromptProfile::Small.model(declined).compat,
+            Some(serde_json::json!({
+                "toolCallsInText": true,
+                "toolChoiceAsJsonSchema": false,
+                "toolResultHint": oxpi_local::TOOL_RESULT_HINT,
+            }))
+        );
+        assert_eq!(
+            PromptProfile::Small.tool_choice_after_user(),
+            Some(ToolChoice::Required)
+        );
+        assert_eq!(PromptProfile::Default.tool_choice_after_user(), None);
         assert_eq!(PromptProfile::Default.model(model.clone()), model);
         assert_eq!(PromptProfile::Small.stream_options().temperature, Some(0.0));
         assert_eq!(PromptProfile::Default.stream_options().temperature, None);

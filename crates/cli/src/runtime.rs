@@ -111,8 +111,10 @@ pub(crate) struct Runtime {
     pub templates: Vec<crate::config::templates::PromptTemplate>,
     /// The skills (`/skill:name args` when `enableSkillCommands`).
     pub skills: Vec<crate::config::skills::Skill>,
-    /// `enableSkillCommands`.
-    pub skill_commands: bool,
+    /// `enableSkillCommands` (`/settings` changes it).
+    pub skill_commands: AtomicBool,
+    /// The context files and other resources loaded, for the startup header.
+    pub loaded: crate::loaded::Loaded,
     /// The MCP servers of `mcp.json` whose tools are offered (closed by [`Runtime::shutdown`]).
     pub mcp: Vec<oxpi_mcp::McpClient>,
     /// The model scope (`--models`, `enabledModels`) that `Ctrl+P` and `cycle_model` cycle.
@@ -415,6 +417,9 @@ impl Runtime {
         if let Some(stream) = crate::logins::login_stream(&keys.auth) {
             options = options.with_stream_fn(stream);
         }
+        if let Some(choice) = profile.tool_choice_after_user() {
+            options = options.with_tool_choice_after_user(choice);
+        }
         if let Some(policy) = &config.retry {
             options = options.with_retry(*policy);
         }
@@ -447,7 +452,8 @@ impl Runtime {
             bash,
             templates,
             skills,
-            skill_commands,
+            skill_commands: skill_commands.into(),
+            loaded: crate::loaded::Loaded::new(args, &cwd, agent_dir.as_deref(), trusted, &files),
             mcp,
             scope,
             available,
@@ -554,26 +560,6 @@ impl Runtime {
         }
         out.push(user);
         out
-    }
-
-    /// `text` with a prompt template expanded when it is `/name args` (pi's
-    /// `expandPromptTemplate`).
-    pub(crate) fn expand_prompt(&self, text: &str) -> String {
-        if self.skill_commands && text.starts_with("/skill:") {
-            return crate::config::skills::expand(text, &self.skills);
-        }
-        crate::config::templates::expand(text, &self.templates)
-    }
-
-    /// RPC `get_commands`: the prompt templates, then the skills (when skill commands are on).
-    pub(crate) fn commands(&self) -> Vec<serde_json::Value> {
-        let templates = self.templates.iter().map(|t| t.command_json());
-        let skills = self
-            .skills
-            .iter()
-            .filter(|_| self.skill_commands)
-            .map(|s| s.command_json());
-        templates.chain(skills).collect()
     }
 
     /// The key for requests to `provider` (see [`Keys`]).

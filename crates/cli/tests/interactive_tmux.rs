@@ -402,3 +402,93 @@ async fn tree_filters_and_a_label_written_as_pi_writes_it() {
     assert_eq!(label["targetId"], user_id);
     assert_eq!(label["label"], "start here");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compact_summarizes_and_the_session_file_holds_the_compaction() {
+    if tmux_missing() {
+        return;
+    }
+    let d = dirs();
+    // Two reads of a large file (50 KB each as `read` cuts it): more than pi's 20,000 recent
+    // tokens kept, so the first turn is summarized.
+    let big: String = (1..=1500)
+        .map(|i| format!("line {i}: the quick brown fox jumps over the lazy dog again\n"))
+        .collect();
+    std::fs::write(d.project.join("big.txt"), big).unwrap();
+    // The scripted model, but a request with no tools (the summary's) gets the summary.
+    let server = oxpi_testkit::TestServer::start_fn(|request| {
+        if request.json()["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty())
+        {
+            return text_reply("## Goal\nRead big.txt twice (names kept)");
+        }
+        let last = messages(request).last().cloned().unwrap_or_default();
+        if last["role"] == "tool" {
+            let content = last["content"].to_string();
+            let first = content.trim_matches('"').split("\\n").next().unwrap_or("");
+            return text_reply(&format!("Done: {first}"));
+        }
+        let prompt = last_user_text(request);
+        match prompt.split("read ").nth(1) {
+            Some(file) => tool_reply("call_1", "read", &serde_json::json!({"path": file})),
+            None => text_reply(&format!("Echo: {prompt}")),
+        }
+    })
+    .await
+    .unwrap();
+    let tmux = Tmux::start(&d, &model_args(&server), 100, 40);
+    tmux.wait_text("scripted-1").await;
+    tmux.submit("alpha: read big.txt");
+    tmux.wait_text("Done: line 1:").await;
+    tmux.submit("bravo: read big.txt");
+    tmux.wait_for("the second read", |s| {
+        s.matches("Done: line 1:").count() >= 2
+    })
+    .await;
+    tmux.submit("/compact keep the names");
+    let screen = tmux.wait_text("Compacted:").await;
+    assert!(screen.contains("tokens before"), "{screen}");
+    // The summary request is the third: no tools offered, the conversation in it, the
+    // instructions given to /compact too.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let summary_request = requests[4].json();
+    assert!(
+        summary_request["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty()),
+        "{summary_request}"
+    );
+    let asked = summary_request.to_string();
+    assert!(
+        asked.contains("alpha: read big.txt") && asked.contains("keep the names"),
+        "{asked}"
+    );
+    // The next prompt goes out with the summary in place of what it summarized.
+    tmux.submit("charlie question");
+    tmux.wait_text("Echo: charlie question").await;
+    tmux.keys(&["C-d"]);
+    tmux.wait_text("oxpi exited: 0").await;
+    let files = session_files(&d.home);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let entries: Vec<Value> = json_lines(&std::fs::read_to_string(&files[0]).unwrap());
+    let compactions: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "compaction")
+        .collect();
+    assert_eq!(compactions.len(), 1, "{entries:?}");
+    // pi's summary of a split turn: the server's answer, then the files read.
+    let summary = compactions[0]["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("## Goal\nRead big.txt twice (names kept)")
+            && summary.ends_with("<read-files>\nbig.txt\n</read-files>"),
+        "{summary}"
+    );
+    let last = server.requests().last().unwrap().json().to_string();
+    assert!(last.contains("charlie question"), "{last}");
+    assert!(
+        last.contains("Read big.txt twice (names kept)") && !last.contains("alpha: read big.txt"),
+        "the summary is in the next request: {last}"
+    );
+}

@@ -40,7 +40,9 @@
 //!
 //! The model does not emit native `tool_calls`; the returned model carries
 //! `compat.toolCallsInText = true` so the OpenAI provider parses tool calls written as
-//! JSON in its text.
+//! JSON in its text, and `compat.toolChoiceAsJsonSchema = true` so a forced tool call
+//! (`ToolChoice::Required` or a named tool, as `extract` asks) is decoded under llama.cpp's
+//! JSON-schema grammar: well-formed, to an offered tool, by construction.
 
 mod cmd;
 mod config;
@@ -57,5 +59,7 @@ pub use error::LocalError;
 pub use install::{
     ensure_installed, Engine, Installed, DEFAULT_MODEL_ID, DEFAULT_MODEL_NAME, ENGINE_REQUIREMENT,
 };
-pub use server::{local_model, server_command, start, start_installed, LocalServer};
+pub use server::{
+    local_model, server_command, start, start_installed, LocalServer, TOOL_RESULT_HINT,
+};
 pub use weights::{WeightsSpec, DEFAULT_WEIGHTS};

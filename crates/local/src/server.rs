@@ -26,6 +26,8 @@ const POLL_EVERY: Duration = Duration::from_millis(200);
 /// default so Ctrl-C in a terminal ends it at once; stdin reaching EOF (the owner closed
 /// it, or died) ends it too, so the server never outlives its owner. (`Server()` holds
 /// the GIL while loading, so an owner killed during the load is noticed right after it.)
+/// Sampling is greedy (temperature 0) unless a request asks otherwise: a small model
+/// makes its tool calls best greedy.
 const RUNNER_PY: &str = r#"
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -40,6 +42,7 @@ params.n_parallel = 1
 params.cpuparams.n_threads = int(threads)
 params.cpuparams_batch.n_threads = int(threads)
 params.use_jinja = True
+params.sampling.temp = 0.0
 params.model_alias = {alias}
 server = xlc.Server(params)
 print("oxpi-local: listening on", server.listening_address, flush=True)
@@ -142,6 +145,12 @@ pub async fn start_installed(
     Ok(server)
 }
 
+/// The line the embedded model reads after each tool result (`compat.toolResultHint`). Without
+/// it the model called `get_weather` again after its result, greedy or not (3 calls in one run
+/// of `lab-15`); with it, it answered from the result.
+pub const TOOL_RESULT_HINT: &str =
+    "(Tool result above. If it answers the request, reply to the user now; otherwise call the next tool.)";
+
 /// The `oxpi_ai::Model` for a server on `port` (OpenAI-compatible, provider `local`).
 pub fn local_model(config: &LocalModelConfig, installed: &Installed, port: u16) -> Model {
     let mut model =
@@ -150,8 +159,12 @@ pub fn local_model(config: &LocalModelConfig, installed: &Installed, port: u16) 
     model.name = installed.model_name.clone();
     model.context_window = u64::from(config.ctx_size);
     model.max_tokens = u64::from(config.max_tokens);
-    model.compat =
-        Some(serde_json::json!({"toolCallsInText": true, "supportsUsageInStreaming": true}));
+    model.compat = Some(serde_json::json!({
+        "toolCallsInText": true,
+        "toolChoiceAsJsonSchema": true,
+        "toolResultHint": TOOL_RESULT_HINT,
+        "supportsUsageInStreaming": true,
+    }));
     model
 }
 
@@ -185,6 +198,8 @@ pub fn server_command(config: &LocalModelConfig, installed: &Installed, port: u1
                 "--parallel",
                 "1",
                 "--jinja",
+                "--temp",
+                "0",
                 "--alias",
                 &installed.model_id,
             ]);
@@ -319,7 +334,8 @@ impl LocalServer {
     }
 
     /// The model to pass to `oxpi_ai` calls: OpenAI-compatible, provider `local`,
-    /// `compat.toolCallsInText` set (the model writes tool calls as JSON text).
+    /// `compat.toolCallsInText` set (the model writes tool calls as JSON text) and
+    /// `compat.toolChoiceAsJsonSchema` (forced calls decoded under a JSON-schema grammar).
     pub fn model(&self) -> Model {
         self.model.clone()
     }

@@ -91,6 +91,7 @@ fn model_is_local_openai_compatible_with_text_tool_calls() {
     assert_eq!((model.context_window, model.max_tokens), (4096, 1024));
     let compat = model.compat.unwrap();
     assert_eq!(compat["toolCallsInText"], true);
+    assert_eq!(compat["toolChoiceAsJsonSchema"], true);
     assert_eq!(compat["supportsUsageInStreaming"], true);
 }
 
@@ -107,7 +108,7 @@ fn commands_carry_port_context_threads_and_jinja() {
     assert_eq!(
         cmd::command_line(&cmd),
         "/bin/llama-server --model /m/model.gguf --host 127.0.0.1 --port 5555 --ctx-size 4096 \
-         --threads 2 --parallel 1 --jinja --alias qwen2.5-coder-1.5b-instruct"
+         --threads 2 --parallel 1 --jinja --temp 0 --alias qwen2.5-coder-1.5b-instruct"
     );
     let cmd = server_command(
         &config,
@@ -124,6 +125,7 @@ fn commands_carry_port_context_threads_and_jinja() {
     assert_eq!(cmd.as_std().get_program(), Path::new("/v/bin/python"));
     assert_eq!(args[..2], ["-u", "-c"]);
     assert!(args[2].contains("xllamacpp") && args[2].contains("use_jinja = True"));
+    assert!(args[2].contains("params.sampling.temp = 0.0"));
     assert_eq!(
         args[3..],
         [

@@ -107,6 +107,7 @@ pub(crate) async fn agent(home: &Path, model: &Model) -> Result<(Agent, TempDir)
             ("PI_SKIP_VERSION_CHECK".into(), "1".into()),
             ("PI_TELEMETRY".into(), "0".into()),
         ],
+        json: false,
     };
     Ok((agent, agent_dir))
 }

@@ -1,6 +1,6 @@
 //! What the loop does with keys, agent events and actions: prompts and queues through the
 //! agent, pi's slash commands (`/model`, `/thinking`, `/new`, `/resume`, `/name`, `/session`,
-//! `/compact`, `/copy`, `/hotkeys`, `/login`, `/logout`, `/quit`), prompt templates and
+//! `/compact`, `/copy`, `/hotkeys`, `/settings`, `/login`, `/logout`, `/quit`), prompt templates and
 //! skills sent expanded, and `!cmd` / `!!cmd`.
 
 use std::sync::Arc;
@@ -15,29 +15,8 @@ use super::state::{Action, App, Footer, Item, SelectorKind};
 use super::{keys, Msg};
 use crate::runtime::Runtime;
 
-/// pi's keys as `/hotkeys` lists them.
-pub(crate) const HOTKEYS: &str = "\
-Enter            send (while working: steer)
-Alt+Enter        queue a follow-up
-Shift+Enter      new line (also Ctrl+J, or \\ then Enter)
-Up/Down          move, or browse the prompt history
-Alt+Up           queued messages back to the editor
-Esc              abort
-Ctrl+C           clear the editor; twice to quit
-Ctrl+D           quit (empty editor)
-Ctrl+L           select a model
-Ctrl+X           copy the last reply (also /copy)
-Ctrl+P           next model (Shift+Ctrl+P previous)
-Shift+Tab        next thinking level
-Ctrl+O           expand or collapse tool output
-Ctrl+T           show or hide thinking
-Ctrl+G           edit the prompt in $VISUAL / $EDITOR
-Tab              complete a slash command or a path
-@                search the workspace's files
-!cmd / !!cmd     run a command (!! keeps it from the model)
-Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end
-In /tree: Ctrl+U user only, Ctrl+T no tools, Ctrl+L labeled, Ctrl+A all, Ctrl+D default,
-          Ctrl+O next filter, Shift+L edit the label";
+/// The notice while `/compact` runs.
+const COMPACTING: &str = "Compacting…";
 
 /// What the commands act on.
 pub(crate) struct Ctx {
@@ -95,6 +74,9 @@ impl Ctx {
                 let running = app.tools.iter().any(|t| t.result.is_none());
                 if !self.runtime.agent.is_streaming() && !running {
                     app.working = None;
+                    if app.notice.as_deref() == Some(COMPACTING) {
+                        app.notice = None;
+                    }
                 }
                 if let Some(e) = error {
                     app.pending.push(Item::Error(e));
@@ -119,7 +101,18 @@ impl Ctx {
         let agent = &self.runtime.agent;
         match action {
             Action::Submit(text) => self.submit(app, text, now),
-            Action::Queue(kind, text) => super::queue(&self.runtime, kind, &text),
+            Action::Queue(kind, text) => {
+                let images = app.take_images(&text);
+                super::queue(&self.runtime, kind, &text, &images);
+            }
+            Action::Setting(id, value) => {
+                let dir = oxpi_session::default_agent_dir();
+                match super::settings::apply(&self.runtime, dir.as_deref(), id, &value) {
+                    Ok(notice) => app.notice = Some(notice),
+                    Err(e) => app.pending.push(Item::Error(e)),
+                }
+            }
+            Action::PasteImage => super::images::paste_clipboard(self.tx.clone()),
             Action::Abort => {
                 if let Some(login) = self.login.take() {
                     login.cancel();
@@ -372,13 +365,15 @@ impl Ctx {
 
     /// Sends `text` as the user's prompt.
     fn send(&mut self, app: &mut App, text: String, now: Instant) {
+        let images = app.take_images(&text);
         app.working = Some(now);
         let runtime = self.runtime.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
             // A run that is just ending (its `agent_end` seen) still holds the agent.
             runtime.agent.wait_for_idle().await;
-            let messages = runtime.prompt_messages(crate::runtime::user_message(&text));
+            let user = crate::runtime::user_message_with(&text, &images);
+            let messages = runtime.prompt_messages(user);
             // The same path as `-p` and RPC: the session's overflow recovery included.
             // A conversation that could not be saved is an error on screen, as in `-p` and RPC.
             let error = match runtime.prompt(messages).await {
@@ -402,8 +397,13 @@ impl Ctx {
     fn command(&mut self, app: &mut App, name: &str, arg: &str, now: Instant) {
         match name {
             "quit" | "exit" => app.quit = true,
-            "hotkeys" => app.pending.push(Item::Info(HOTKEYS.into())),
+            "hotkeys" => app.pending.push(Item::Info(keys::HOTKEYS.into())),
             "model" => self.open_model_selector(app, arg),
+            "settings" => {
+                let dir = oxpi_session::default_agent_dir();
+                let values = super::settings::values(&self.runtime, dir.as_deref());
+                app.settings = Some(super::settings::SettingsList::new(&values));
+            }
             "thinking" => {
                 let levels = oxpi_ai::supported_thinking_levels(&self.runtime.agent.model());
                 if let Some(level) = (!arg.is_empty()).then(|| ThinkingLevel::parse(arg)) {
@@ -532,7 +532,7 @@ impl Ctx {
                     return;
                 }
                 app.working = Some(now);
-                app.notice = Some("Compacting…".into());
+                app.notice = Some(COMPACTING.into());
                 let runtime = self.runtime.clone();
                 let tx = self.tx.clone();
                 let custom = (!arg.is_empty()).then(|| arg.to_string());
@@ -563,7 +563,7 @@ impl Ctx {
                 self.login = Some(super::login::start(id, provider, logout, tx));
                 app.login = true;
             }
-            "copy" => match last_reply_text(&self.runtime) {
+            "copy" => match super::shell::last_reply_text(&self.runtime) {
                 Some(text) => {
                     super::shell::osc52(&text);
                     app.notice = Some("Copied the last reply".into());
@@ -594,22 +594,4 @@ impl Ctx {
             Err(e) => app.pending.push(Item::Error(e)),
         }
     }
-}
-
-/// The text of the last assistant reply.
-fn last_reply_text(runtime: &Runtime) -> Option<String> {
-    runtime.agent.messages().iter().rev().find_map(|m| match m {
-        oxpi_ai::Message::Assistant(a) => {
-            let text: Vec<&str> = a
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    oxpi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            (!text.is_empty()).then(|| text.join("\n"))
-        }
-        _ => None,
-    })
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 /// The slash commands the view knows, for completion.
 pub(crate) const COMMANDS: &[&str] = &[
     "clone", "compact", "copy", "exit", "export", "fork", "hotkeys", "login", "logout", "model",
-    "name", "new", "quit", "resume", "session", "thinking", "tree",
+    "name", "new", "quit", "resume", "session", "settings", "thinking", "tree",
 ];
 
 /// The most files `@` lists.

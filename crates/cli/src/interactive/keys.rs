@@ -2,6 +2,31 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+/// pi's keys as `/hotkeys` lists them.
+pub(crate) const HOTKEYS: &str = "\
+Enter            send (while working: steer)
+Alt+Enter        queue a follow-up
+Shift+Enter      new line (also Ctrl+J, or \\ then Enter)
+Up/Down          move, or browse the prompt history
+Alt+Up           queued messages back to the editor
+Esc              abort
+Ctrl+C           clear the editor; twice to quit
+Ctrl+D           quit (empty editor)
+Ctrl+L           select a model
+Ctrl+X           copy the last reply (also /copy)
+Ctrl+P           next model (Shift+Ctrl+P previous)
+Shift+Tab        next thinking level
+Ctrl+O           expand or collapse tool output
+Ctrl+T           show or hide thinking
+Ctrl+G           edit the prompt in $VISUAL / $EDITOR
+Ctrl+V           paste an image (or text) from the clipboard
+Tab              complete a slash command or a path
+@                search the workspace's files
+!cmd / !!cmd     run a command (!! keeps it from the model)
+Ctrl+W / Ctrl+U / Ctrl+K   delete word / to line start / to line end
+In /tree: Ctrl+U user only, Ctrl+T no tools, Ctrl+L labeled, Ctrl+A all, Ctrl+D default,
+          Ctrl+O next filter, Shift+L edit the label";
+
 /// A key the view acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
@@ -63,6 +88,8 @@ pub(crate) enum Key {
     Tab,
     /// `Ctrl+G`: the external editor.
     CtrlG,
+    /// `Ctrl+V`: paste an image from the clipboard.
+    CtrlV,
     /// Anything else.
     Other,
 }
@@ -91,6 +118,7 @@ pub(crate) fn from_event(event: KeyEvent) -> Option<Key> {
         KeyCode::Char('l') if ctrl => Key::CtrlL,
         KeyCode::Char('x') if ctrl => Key::CtrlX,
         KeyCode::Char('g') if ctrl => Key::CtrlG,
+        KeyCode::Char('v') if ctrl => Key::CtrlV,
         KeyCode::Char('a') if ctrl => Key::Home,
         KeyCode::Char('e') if ctrl => Key::End,
         KeyCode::Char('b') if ctrl => Key::Left,

@@ -11,11 +11,14 @@ mod commands;
 mod complete;
 mod editor;
 mod export;
+mod header;
+mod images;
 mod keys;
 mod login;
 mod markdown;
 mod selector;
 mod sessions;
+mod settings;
 mod shell;
 mod state;
 mod terminal;
@@ -104,11 +107,13 @@ fn spawn_input(
 }
 
 /// Runs the interactive mode until the user quits; returns the exit code.
-/// `first` is the prompt given on the command line; `base_url` is `--base-url`.
+/// `first` is the prompt given on the command line; `base_url` is `--base-url`; `verbose`
+/// shows the whole startup header whatever `quietStartup` says.
 pub(crate) async fn run(
     runtime: Arc<Runtime>,
     first: Option<String>,
     base_url: Option<String>,
+    verbose: bool,
 ) -> i32 {
     let mut tui = match terminal::Tui::enter() {
         Ok(tui) => tui,
@@ -127,6 +132,8 @@ pub(crate) async fn run(
     spawn_input(tx.clone(), stop.clone(), paused.clone());
 
     let mut app = App::new(footer(&runtime));
+    app.pending
+        .extend(header::startup(&runtime, verbose).map(Item::Startup));
     app.replay(&runtime.agent.messages());
     let mut ctx = commands::Ctx {
         runtime: runtime.clone(),
@@ -229,9 +236,9 @@ async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
-/// The kind of queue for the agent.
-fn queue(runtime: &Runtime, kind: QueueKind, text: &str) {
-    let message = crate::runtime::user_message(text);
+/// Queues `text` (with the pasted `images`) for the agent.
+fn queue(runtime: &Runtime, kind: QueueKind, text: &str, images: &[oxpi_ai::UserContent]) {
+    let message = crate::runtime::user_message_with(text, images);
     match kind {
         QueueKind::Steer => runtime.agent.steer(message),
         QueueKind::FollowUp => runtime.agent.follow_up(message),

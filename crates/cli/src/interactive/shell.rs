@@ -131,6 +131,24 @@ pub(crate) fn run(ctx: &Ctx, app: &mut App, command: String, exclude: bool, now:
     });
 }
 
+/// The text of the last assistant reply.
+pub(crate) fn last_reply_text(runtime: &crate::runtime::Runtime) -> Option<String> {
+    runtime.agent.messages().iter().rev().find_map(|m| match m {
+        oxpi_ai::Message::Assistant(a) => {
+            let text: Vec<&str> = a
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    oxpi_ai::AssistantContent::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!text.is_empty()).then(|| text.join("\n"))
+        }
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,8 @@ pub(crate) enum Item {
     Info(String),
     /// An error.
     Error(String),
+    /// The startup header (pi's), printed first.
+    Startup(super::header::Startup),
 }
 
 /// Which queue a message waits in while the agent works.
@@ -91,6 +93,10 @@ pub(crate) enum Action {
     TreeEditLabel(String),
     /// Set the label of a tree entry (empty: remove it).
     TreeLabel(String, String),
+    /// A setting of `/settings` changed: its id and new value.
+    Setting(&'static str, String),
+    /// Paste an image (or text) from the clipboard (`Ctrl+V`).
+    PasteImage,
 }
 
 /// What a selector chooses.
@@ -188,6 +194,10 @@ pub(crate) struct App {
     pub external_editor: bool,
     /// Long pastes, shown in the editor as `[paste #n +N lines]` and put back on sending.
     pub pastes: Vec<(String, String)>,
+    /// The open `/settings` list.
+    pub settings: Option<super::settings::SettingsList>,
+    /// Image files pasted (their paths are in the editor): attached to the message sent.
+    pub images: Vec<std::path::PathBuf>,
 }
 
 /// Pastes of more lines than this are kept as a marker in the editor.
@@ -271,6 +281,8 @@ impl App {
             login: false,
             external_editor: false,
             pastes: Vec::new(),
+            settings: None,
+            images: Vec::new(),
         }
     }
 
@@ -303,7 +315,10 @@ impl App {
             AgentEvent::AgentStart => self.working = Some(now),
             AgentEvent::MessageStart { message } => {
                 if let Some(text) = user_text(message) {
-                    if let Some(pos) = self.queue.iter().position(|(_, t)| *t == text) {
+                    // A queued message with images is shown with `[image …]` lines after its text.
+                    let queued =
+                        |t: &String| text == *t || text.starts_with(&format!("{t}\n[image"));
+                    if let Some(pos) = self.queue.iter().position(|(_, t)| queued(t)) {
                         self.queue.remove(pos);
                     }
                     self.pending.push(Item::User(text));
@@ -398,6 +413,16 @@ impl App {
                 self.notice = None;
             }
         }
+        if let Some(list) = &mut self.settings {
+            return match list.on_key(&key) {
+                super::settings::Outcome::Stay => None,
+                super::settings::Outcome::Close => {
+                    self.settings = None;
+                    None
+                }
+                super::settings::Outcome::Changed(id, value) => Some(Action::Setting(id, value)),
+            };
+        }
         if let Some((kind, selector)) = &mut self.selector {
             let kind = *kind;
             if kind == SelectorKind::Tree {
@@ -444,16 +469,7 @@ impl App {
             }
             Key::Char(c) => self.editor.insert_char(c),
             Key::Tab => return Some(Action::Complete(self.editor.word_before_cursor())),
-            Key::Paste(s) => {
-                let lines = s.lines().count();
-                if lines > PASTE_MARKER_LINES {
-                    let marker = format!("[paste #{} +{lines} lines]", self.pastes.len() + 1);
-                    self.editor.insert_str(&marker);
-                    self.pastes.push((marker, s));
-                } else {
-                    self.editor.insert_str(&s);
-                }
-            }
+            Key::Paste(s) => self.paste(s),
             Key::NewLine => self.editor.newline(),
             Key::Enter => {
                 if self.editor.ends_with_backslash() {
@@ -484,6 +500,7 @@ impl App {
                 }
                 self.editor.clear();
                 self.pastes.clear();
+                self.images.clear();
                 self.last_ctrl_c = Some(now);
                 self.notice = Some(CTRL_C_NOTICE.into());
             }
@@ -504,6 +521,7 @@ impl App {
             Key::CtrlL => return Some(Action::SelectModel),
             Key::CtrlX => return Some(Action::Copy),
             Key::CtrlG => self.external_editor = true,
+            Key::CtrlV => return Some(Action::PasteImage),
             Key::CtrlP => return Some(Action::CycleModel(true)),
             Key::CtrlShiftP => return Some(Action::CycleModel(false)),
             Key::ShiftTab => return Some(Action::CycleThinking),

@@ -117,6 +117,16 @@ pub struct OpenAiCompat {
     /// The model writes tool calls as JSON in its text instead of `tool_calls`; turn a reply
     /// that is only such calls (to offered tools, with valid arguments) into real tool calls.
     pub tool_calls_in_text: bool,
+    /// A forced tool call (`tool_choice` required, or one named tool) is asked for as
+    /// `response_format` with a JSON schema that only admits `{"name": …, "arguments": …}` of an
+    /// offered tool (oxpi's `toolChoiceAsJsonSchema`, for llama.cpp and other servers that
+    /// constrain decoding to a schema but do not enforce `tool_choice`); the reply is read as a
+    /// call written in text, so it needs `tool_calls_in_text` too.
+    pub tool_choice_as_json_schema: bool,
+    /// A line appended to the tool result the model answers next (oxpi's `toolResultHint`):
+    /// small local models that call the same tool again after its result (the embedded
+    /// Qwen2.5-Coder-1.5B does, greedy or not) answer from it when told.
+    pub tool_result_hint: Option<String>,
     /// Send `prompt_cache_retention: "24h"` (and the session as `prompt_cache_key`) for long
     /// cache retention (`supportsLongCacheRetention`; default true on api.openai.com).
     pub supports_long_cache_retention: bool,
@@ -184,6 +194,8 @@ struct CompatOverrides {
     supports_strict_mode: Option<bool>,
     thinking_format: Option<ThinkingFormat>,
     tool_calls_in_text: Option<bool>,
+    tool_choice_as_json_schema: Option<bool>,
+    tool_result_hint: Option<String>,
     supports_long_cache_retention: Option<bool>,
     cache_control_format: Option<CacheControlFormat>,
     send_session_affinity_headers: Option<bool>,
@@ -252,6 +264,13 @@ impl OpenAiCompat {
         set(&mut self.strict_tools, o.supports_strict_mode);
         set(&mut self.tool_calls_in_text, o.tool_calls_in_text);
         set(
+            &mut self.tool_choice_as_json_schema,
+            o.tool_choice_as_json_schema,
+        );
+        if let Some(hint) = &o.tool_result_hint {
+            self.tool_result_hint = Some(hint.clone()).filter(|h| !h.is_empty());
+        }
+        set(
             &mut self.supports_long_cache_retention,
             o.supports_long_cache_retention,
         );
@@ -313,6 +332,8 @@ impl OpenAiCompat {
             strict_tools: false,
             thinking_format: ThinkingFormat::Openai,
             tool_calls_in_text: false,
+            tool_choice_as_json_schema: false,
+            tool_result_hint: None,
             supports_long_cache_retention: true,
             anthropic_cache_control: model.provider == "openrouter"
                 && model.id.starts_with("anthropic/"),

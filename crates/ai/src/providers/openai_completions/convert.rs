@@ -97,10 +97,172 @@ pub fn build_request(
             ToolChoice::Required => json!("required"),
             ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
         }),
+        response_format: None,
         provider: compat.open_router_routing.clone(),
     };
     apply_reasoning(&mut request, model, options, compat);
+    if compat.tool_choice_as_json_schema {
+        if let Some(schema) = options
+            .tool_choice
+            .as_ref()
+            .and_then(|choice| forced_call_schema(context, choice))
+        {
+            request.tool_choice = None;
+            request.response_format = Some(json!({
+                "type": "json_schema",
+                "json_schema": {"name": "tool_call", "strict": true, "schema": schema},
+            }));
+        }
+    }
     request
+}
+
+/// The schema of a forced call (`compat.toolChoiceAsJsonSchema`): one object
+/// `{"name": <tool>, "arguments": <its parameters>}` for each tool `choice` admits, or `None`
+/// when the choice forces nothing (`auto`, `none`) or names no offered tool.
+/// Each tool's own `$defs` (or `definitions`) move to the root as `t<index>_<name>`, its `$ref`s
+/// rewritten to match, so references still resolve from the combined schema's root.
+pub(crate) fn forced_call_schema(context: &Context, choice: &ToolChoice) -> Option<Value> {
+    let mut defs = serde_json::Map::new();
+    let admitted: Vec<Value> = context
+        .tools
+        .iter()
+        .enumerate()
+        .filter(|(_, tool)| match choice {
+            ToolChoice::Required => true,
+            ToolChoice::Tool(name) => &tool.name == name,
+            ToolChoice::Auto | ToolChoice::None => false,
+        })
+        .map(|(index, tool)| {
+            let prefix = format!("t{index}_");
+            let mut arguments = tool.parameters.clone();
+            if let Some(map) = arguments.as_object_mut() {
+                for key in ["$defs", "definitions"] {
+                    if let Some(Value::Object(own)) = map.remove(key) {
+                        for (name, mut def) in own {
+                            rewrite_refs(&mut def, &prefix);
+                            defs.insert(format!("{prefix}{name}"), def);
+                        }
+                    }
+                }
+                map.remove("$schema");
+            }
+            rewrite_refs(&mut arguments, &prefix);
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "const": tool.name},
+                    "arguments": arguments,
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": false,
+            })
+        })
+        .collect();
+    let mut schema = match admitted.len() {
+        0 => return None,
+        1 => admitted.into_iter().next()?,
+        _ => json!({"anyOf": admitted}),
+    };
+    if !defs.is_empty() {
+        schema["$defs"] = Value::Object(defs);
+    }
+    Some(schema)
+}
+
+/// Points every local `$ref` of `node` (`#/$defs/X`, `#/definitions/X`) at `#/$defs/<prefix>X`.
+fn rewrite_refs(node: &mut Value, prefix: &str) {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(reference) if key == "$ref" => {
+                        let name = reference
+                            .strip_prefix("#/$defs/")
+                            .or_else(|| reference.strip_prefix("#/definitions/"));
+                        if let Some(name) = name {
+                            *reference = format!("#/$defs/{prefix}{name}");
+                        }
+                    }
+                    other => rewrite_refs(other, prefix),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| rewrite_refs(item, prefix)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::context::Tool;
+
+    fn tool(name: &str, parameters: Value) -> Tool {
+        serde_json::from_value(json!({"name": name, "description": "", "parameters": parameters}))
+            .unwrap()
+    }
+
+    #[test]
+    fn each_tool_s_definitions_move_to_the_root_with_their_references() {
+        let edit = tool(
+            "edit",
+            json!({
+                "type": "object",
+                "properties": {"edits": {"type": "array", "items": {"$ref": "#/$defs/Replacement"}}},
+                "$defs": {"Replacement": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Replacement"}}}},
+            }),
+        );
+        let read = tool(
+            "read",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        );
+        let context = Context {
+            system_prompt: None,
+            messages: Default::default(),
+            tools: vec![read, edit],
+        };
+        let schema = forced_call_schema(&context, &ToolChoice::Required).unwrap();
+        assert_eq!(
+            schema,
+            json!({
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "const": "read"},
+                            "arguments": {"type": "object", "properties": {"path": {"type": "string"}}},
+                        },
+                        "required": ["name", "arguments"],
+                        "additionalProperties": false,
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "const": "edit"},
+                            "arguments": {
+                                "type": "object",
+                                "properties": {"edits": {"type": "array", "items": {"$ref": "#/$defs/t1_Replacement"}}},
+                            },
+                        },
+                        "required": ["name", "arguments"],
+                        "additionalProperties": false,
+                    },
+                ],
+                "$defs": {"t1_Replacement": {"type": "object", "properties": {"next": {"$ref": "#/$defs/t1_Replacement"}}}},
+            })
+        );
+        assert_eq!(
+            forced_call_schema(&context, &ToolChoice::Tool("read".into())).unwrap()["properties"]
+                ["name"]["const"],
+            "read"
+        );
+        assert_eq!(
+            forced_call_schema(&context, &ToolChoice::Tool("nope".into())),
+            None
+        );
+        assert_eq!(forced_call_schema(&context, &ToolChoice::Auto), None);
+    }
 }
 
 /// Whether the conversation has tool calls or results (some proxies then want `tools`).

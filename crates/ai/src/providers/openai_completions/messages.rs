@@ -107,7 +107,21 @@ pub fn convert_messages(model: &Model, context: &Context, compat: &OpenAiCompat)
             }
         }
     }
+    if let Some(hint) = &compat.tool_result_hint {
+        add_tool_result_hint(&mut out, hint);
+    }
     out
+}
+
+/// Appends `hint` to the last message when it is a tool result (the one the model answers
+/// next; `compat.toolResultHint`).
+fn add_tool_result_hint(out: &mut [Value], hint: &str) {
+    if let Some(last) = out.last_mut().filter(|m| m["role"] == "tool") {
+        if let Some(Value::String(content)) = last.get_mut("content") {
+            content.push_str("\n\n");
+            content.push_str(hint);
+        }
+    }
 }
 
 /// One assistant turn; `None` when it has neither content nor tool calls.
@@ -326,6 +340,25 @@ mod tests {
         assert_eq!(chat_tool_id(&long, false), "call_abc_tkkq2pp2");
         assert_eq!(chat_tool_id(&"y".repeat(50), true).len(), 40);
         assert_eq!(chat_tool_id(&"y".repeat(50), false).len(), 50);
+    }
+
+    #[test]
+    fn the_hint_follows_only_the_result_the_model_answers_next() {
+        let mut out = vec![
+            json!({"role": "user", "content": "q"}),
+            json!({"role": "tool", "tool_call_id": "a", "content": "first"}),
+            json!({"role": "assistant", "content": "x"}),
+            json!({"role": "tool", "tool_call_id": "b", "content": "second"}),
+        ];
+        add_tool_result_hint(&mut out, "Answer now.");
+        assert_eq!(out[1]["content"], "first");
+        assert_eq!(out[3]["content"], "second\n\nAnswer now.");
+        let mut ends_with_user = vec![json!({"role": "user", "content": "q"})];
+        add_tool_result_hint(&mut ends_with_user, "Answer now.");
+        assert_eq!(
+            ends_with_user,
+            vec![json!({"role": "user", "content": "q"})]
+        );
     }
 
     #[test]

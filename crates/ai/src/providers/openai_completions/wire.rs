@@ -68,6 +68,9 @@ pub struct ChatRequest {
     /// `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": …}}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
+    /// A JSON schema the reply must match (`compat.toolChoiceAsJsonSchema`: a forced tool call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<Value>,
     /// OpenRouter's provider routing (`compat.openRouterRouting`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider: Option<Value>,

@@ -1,9 +1,11 @@
 //! Drawing the live part of the screen (the inline viewport): the reply being streamed (its
 //! newest lines), running tool calls, the spinner, the queue, a notice, the editor and the
-//! footer, top-aligned; or an open selector in place of the live lines. Finished items are not
-//! drawn here: they go to the scrollback once ([`transcript::item_lines`]).
+//! footer, top-aligned; or an open selector in place of the live lines (the `/settings` list in
+//! place of them and of the editor). Finished items are not drawn here: they go to the
+//! scrollback once ([`transcript::item_lines`]).
 
 pub(crate) mod footer;
+pub(crate) mod settings;
 pub(crate) mod transcript;
 
 use std::time::Instant;
@@ -118,7 +120,11 @@ pub(crate) fn working_line(since: Instant, now: Instant) -> Line<'static> {
 pub(crate) fn draw(frame: &mut Frame<'_>, app: &App, now: Instant) {
     let area = frame.area();
     let width = area.width;
-    let (editor, cursor) = editor_lines(app, width);
+    // The settings list takes the editor's place, as pi's selectors do.
+    let (editor, cursor) = match app.settings {
+        Some(_) => (Vec::new(), (0, 0)),
+        None => editor_lines(app, width),
+    };
     let footer = footer::lines(&app.footer, width);
     let mut status: Vec<Line<'static>> = Vec::new();
     if let Some(since) = app.working {
@@ -141,7 +147,9 @@ pub(crate) fn draw(frame: &mut Frame<'_>, app: &App, now: Instant) {
     let fixed = (editor.len() + footer.len() + status.len()) as u16;
     let room = area.height.saturating_sub(fixed) as usize;
 
-    let body: Vec<Line<'static>> = if let Some((kind, selector)) = &app.selector {
+    let body: Vec<Line<'static>> = if let Some(list) = &app.settings {
+        settings::lines(list, width, room)
+    } else if let Some((kind, selector)) = &app.selector {
         let mut lines = selector_lines(selector, room.max(4), width);
         if let (super::state::SelectorKind::Tree, Some((_, text))) = (kind, &app.tree.label_edit) {
             // The label being typed replaces the hint line.
@@ -186,7 +194,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, app: &App, now: Instant) {
     all.extend(footer);
     let height = (all.len() as u16).min(area.height);
     frame.render_widget(Paragraph::new(all), Rect { height, ..area });
-    if app.selector.is_none() {
+    if app.selector.is_none() && app.settings.is_none() {
         frame.set_cursor_position(Position::new(
             area.x + cursor.0.min(width.saturating_sub(1)),
             area.y + editor_top + cursor.1,

@@ -164,3 +164,114 @@ fn selector_replaces_the_live_part() {
         ]
     );
 }
+
+/// `text` padded with spaces to `width` columns.
+fn pad(text: &str, width: usize) -> String {
+    let w = unicode_width::UnicodeWidthStr::width(text);
+    format!("{text}{}", " ".repeat(width.saturating_sub(w)))
+}
+
+#[test]
+fn the_settings_list_is_drawn_as_pi_draws_it() {
+    use crate::interactive::keys::Key;
+    use crate::interactive::settings::{SettingsList, Values};
+    let mut app = App::new(footer());
+    let mut list = SettingsList::new(&Values {
+        auto_compact: true,
+        steering: oxpi_agent_core::QueueMode::OneAtATime,
+        follow_up: oxpi_agent_core::QueueMode::All,
+        quiet_startup: "false".into(),
+        project_trust: "ask".into(),
+        skill_commands: true,
+    });
+    list.on_key(&Key::Down);
+    app.settings = Some(list);
+    let (lines, terminal) = screen(&app, Instant::now(), 60, 17);
+    let rule = "─".repeat(60);
+    let footer_line = format!("{}m/x", pad("↑0 ↓0 $0.000 0.0%/128k", 57));
+    let rows = [
+        "  Auto-compact           true",
+        "→ Steering mode          one-at-a-time",
+        "  Follow-up mode         all",
+        "  Quiet startup          false",
+        "  Default project trust  Ask",
+        "  Skill commands         true",
+    ];
+    let description = [
+        "  Messages sent with Enter while the agent works: one per",
+        "  turn, or all together",
+    ];
+    let hint = "  Type to search · Enter/Space to change · Esc to cancel";
+    // In place of the editor, with room for all of it.
+    let mut whole = vec![rule.as_str(), ">", ""];
+    whole.extend(rows);
+    whole.push("");
+    whole.extend(description);
+    whole.extend(["", hint, &rule, "~/p", &footer_line]);
+    let expected: Vec<String> = whole.iter().map(|l| pad(l, 60)).collect();
+    assert_eq!(lines, expected);
+    // The selected row is in the accent colour, the others' values dim.
+    assert_eq!(terminal.backend().buffer()[(2, 4)].fg, Color::Cyan);
+    assert_eq!(terminal.backend().buffer()[(25, 3)].fg, Color::DarkGray);
+
+    // In a short viewport the blank lines, the rules, then the description give way.
+    let (lines, _) = screen(&app, Instant::now(), 60, 15);
+    let mut short = vec![rule.as_str(), ">"];
+    short.extend(rows);
+    short.push("");
+    short.extend(description);
+    short.extend([hint, &rule, "~/p", &footer_line]);
+    let expected: Vec<String> = short.iter().map(|l| pad(l, 60)).collect();
+    assert_eq!(lines, expected);
+    let (lines, _) = screen(&app, Instant::now(), 60, 10);
+    let mut shortest = vec![">"];
+    shortest.extend(rows);
+    shortest.extend([hint, "~/p", &footer_line]);
+    let expected: Vec<String> = shortest.iter().map(|l| pad(l, 60)).collect();
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn the_startup_header_lists_the_loaded_resources() {
+    use crate::interactive::header::{Startup, HINTS};
+    use crate::interactive::state::Item;
+    let startup = Startup {
+        title: "oxpi v0.1.0".into(),
+        header: true,
+        sections: vec![
+            ("Context".into(), "~/.pi/agent/AGENTS.md, AGENTS.md".into()),
+            ("Skills".into(), "lint, tidy".into()),
+        ],
+    };
+    let lines = super::transcript::item_lines(&Item::Startup(startup), 90, false, false);
+    let mut terminal = Terminal::new(TestBackend::new(90, 10)).unwrap();
+    terminal
+        .draw(|f| f.render_widget(ratatui::widgets::Paragraph::new(lines), f.area()))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let shown: Vec<String> = (0..10)
+        .map(|y| {
+            (0..90)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    let expected: Vec<String> = [
+        "oxpi v0.1.0",
+        HINTS,
+        "",
+        "[Context]",
+        "  ~/.pi/agent/AGENTS.md, AGENTS.md",
+        "",
+        "[Skills]",
+        "  lint, tidy",
+        "",
+        "",
+    ]
+    .iter()
+    .map(|l| pad(l, 90))
+    .collect();
+    assert_eq!(shown, expected);
+    assert_eq!(buffer[(0, 3)].fg, Color::Cyan);
+    assert_eq!(buffer[(2, 4)].fg, Color::DarkGray);
+}

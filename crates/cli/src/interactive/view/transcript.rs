@@ -144,6 +144,7 @@ pub(crate) fn item_lines(
                 .collect::<Vec<_>>(),
             width,
         ),
+        Item::Startup(startup) => wrap_lines(&crate::interactive::header::lines(startup), width),
         Item::Error(text) => wrap_lines(
             &text
                 .lines()
