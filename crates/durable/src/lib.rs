@@ -19,6 +19,17 @@
 //! gets exactly one result. Tool calls of a durable run execute one at a time, so the journal's
 //! order is the same on every replay.
 //!
+//! # Bounded steps
+//!
+//! A tool result larger than [`INLINE_RESULT_BYTES`] is journaled once, in its tool step, and
+//! stored once, in a state key of its own ([`result_key`]); the `transcript` step and the
+//! transcript's state value ([`MESSAGES_KEY`]) hold a reference `{"resultRef": "result/<index>"}`
+//! instead, resolved by `get_messages` and the run's next prompt. A result above
+//! [`MAX_RESULT_BYTES`] is truncated before it is journaled (text kept from the start, images
+//! and details dropped, [`truncation_notice`] appended), far below Restate's own limit on a
+//! message from a service (32 MiB in restate-server 1.7, `worker.invoker.message-size-limit`),
+//! which a step would otherwise hit on every retry, holding its run forever.
+//!
 //! ```no_run
 //! # use oxpi_agent_core::oxpi_ai;
 //! use oxpi_agent_core::{AgentOptions, Replay};
@@ -35,11 +46,15 @@
 mod bridge;
 mod inbox;
 mod object;
+mod payload;
 pub mod scripted;
 pub mod server;
 
 pub use bridge::{NeedsApprovalFn, DENIED_TEXT, OUTCOME_UNKNOWN};
 pub use inbox::{ApprovalAnswer, PendingApproval, RunInbox};
 pub use object::{DurableAgent, PromptRequest, RunReply, StepEvent, MESSAGES_KEY};
+pub use payload::{
+    result_key, truncation_notice, INLINE_RESULT_BYTES, MAX_RESULT_BYTES, RESULT_KEY_PREFIX,
+};
 /// The Restate SDK this crate is built on (to bind more services to the same endpoint).
 pub use restate_sdk;

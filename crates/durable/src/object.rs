@@ -17,8 +17,13 @@ use crate::bridge::{
     OUTCOME_UNKNOWN,
 };
 use crate::inbox::{ApprovalAnswer, Decision, PendingApproval, RunInbox, RunInboxClient, Taken};
+use crate::payload::{
+    self, read_stored, resolve, stored_result, ResultRef, Stored, TranscriptStep,
+};
 
-/// The state key of the transcript (a JSON array of pi messages).
+/// The state key of the transcript: a JSON array of pi messages, in which a large tool result
+/// is a reference `{"resultRef": "result/<index>"}` to the state key that holds it (see
+/// [`INLINE_RESULT_BYTES`](crate::INLINE_RESULT_BYTES)).
 pub const MESSAGES_KEY: &str = "messages";
 
 type MakeOptions = Arc<dyn Fn(&str) -> AgentOptions + Send + Sync>;
@@ -44,6 +49,8 @@ pub enum StepEvent {
         run: String,
         /// The call's id.
         call_id: String,
+        /// The tool's name.
+        tool_name: String,
         /// True when the journal answered.
         replayed: bool,
         /// True when the call had been started by a process that died, and was not run again
@@ -191,11 +198,8 @@ impl DurableAgent {
         input: PromptRequest,
     ) -> Result<RunReply, HandlerError> {
         let run_id = ctx.key().to_string();
-        let history: Vec<Message> = ctx
-            .get::<Json<Vec<Message>>>(MESSAGES_KEY)
-            .await?
-            .map(Json::into_inner)
-            .unwrap_or_default();
+        let stored = read_stored(ctx.get::<Json<Vec<Stored>>>(MESSAGES_KEY).await?);
+        let history = resolve(ctx, &stored).await?;
         // The input's timestamps are journaled, so a replay appends the same messages.
         let input: Vec<Message> = ctx
             .run(|| async move { Ok(Json(input.into_messages())) })
@@ -235,16 +239,32 @@ impl DurableAgent {
         // The loop stamps tool results (and replies made without a request) with the clock:
         // the run's new messages are journaled once, so every replay stores the same
         // transcript (Restate checks that a replayed state write carries the same value).
+        // A large tool result is in its own journaled step already: the transcript step
+        // journals it without content and details (see `payload`), and it is stored once.
         let all = agent.messages();
-        let added = all.get(history_len..).unwrap_or_default().to_vec();
-        let added: Vec<Message> = ctx
-            .run(|| async move { Ok(Json(added)) })
+        let live = all.get(history_len..).unwrap_or_default().to_vec();
+        let step = payload::strip(&live);
+        let step: TranscriptStep = ctx
+            .run(|| async move { Ok(Json(step)) })
             .name("transcript")
             .await?
             .into_inner();
+        // Which results are stored apart is the journal's decision (the same on a replay).
+        let stripped = step.stripped.clone();
+        let added = payload::restore(step, &live);
+        let mut stored = stored;
+        for (i, message) in added.iter().enumerate() {
+            if stripped.contains(&i) {
+                let key = payload::result_key(history_len + i);
+                ctx.set(&key, Json(message.clone()));
+                stored.push(Stored::Ref(ResultRef { result_ref: key }));
+            } else {
+                stored.push(Stored::Message(Box::new(message.clone())));
+            }
+        }
+        ctx.set(MESSAGES_KEY, Json(stored));
         let mut messages = all.get(..history_len).unwrap_or_default().to_vec();
         messages.extend(added);
-        ctx.set(MESSAGES_KEY, Json(messages.clone()));
         let last = messages.iter().rev().find_map(|m| match m {
             Message::Assistant(a) => Some(a.clone()),
             _ => None,
@@ -342,6 +362,7 @@ impl DurableAgent {
             }
             Step::Tool { invocation, reply } => {
                 let call_id = invocation.tool_call_id.clone();
+                let tool_name = invocation.tool.name().to_string();
                 let safe = invocation.tool.replay() == Some(Replay::Safe);
                 // The start marker is journaled before the tool runs: a replay that finds the
                 // marker but no result knows the call was started by a process that died.
@@ -367,7 +388,8 @@ impl DurableAgent {
                                 details: None,
                             }));
                         }
-                        Ok(Json(ToolStep::from_result(invocation.run().await)))
+                        let step = ToolStep::from_result(invocation.run().await);
+                        Ok(Json(payload::bound(step)))
                     })
                     .name(format!("tool {call_id}"))
                     .await?
@@ -375,6 +397,7 @@ impl DurableAgent {
                 self.observe(StepEvent::ToolCall {
                     run: run_id.to_string(),
                     call_id,
+                    tool_name,
                     replayed: !ran.load(Ordering::SeqCst),
                     outcome_unknown: unknown.load(Ordering::SeqCst)
                         || matches!(&step, ToolStep::Failed { message, .. } if message == OUTCOME_UNKNOWN),
@@ -515,9 +538,20 @@ impl DurableAgent {
         &self,
         ctx: SharedObjectContext<'_>,
     ) -> Result<Json<Vec<Message>>, HandlerError> {
-        Ok(ctx
-            .get::<Json<Vec<Message>>>(MESSAGES_KEY)
-            .await?
-            .unwrap_or_else(|| Json(Vec::new())))
+        let stored = read_stored(ctx.get::<Json<Vec<Stored>>>(MESSAGES_KEY).await?);
+        let mut messages = Vec::with_capacity(stored.len());
+        for entry in stored {
+            match entry {
+                Stored::Message(message) => messages.push(*message),
+                Stored::Ref(reference) => {
+                    let c: &SharedObjectContext<'_> = &ctx;
+                    messages.push(stored_result(
+                        c.get(&reference.result_ref).await?,
+                        &reference,
+                    )?);
+                }
+            }
+        }
+        Ok(Json(messages))
     }
 }

@@ -9,7 +9,9 @@
 //! else wait `$OXPI_DURABLE_TOOL_DELAY_MS` (default 0) before returning. Each journaled step is logged to
 //! `$OXPI_DURABLE_EVENTS` (if set) as `model\t<run>\t<turn>\t<replayed>` or
 //! `tool\t<run>\t<call id>\t<replayed>\t<outcome unknown>`. Calls of the tools named in the
-//! comma-separated `$OXPI_DURABLE_APPROVE` wait for approval.
+//! comma-separated `$OXPI_DURABLE_APPROVE` wait for approval. `record_big` and `record_huge` (not
+//! safe to repeat) do as `record` and return a large result ([`recorded_text`]: the line, then
+//! `$OXPI_DURABLE_BIG_BYTES` bytes, default [`BIG_BYTES`], or [`HUGE_BYTES`]).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -37,12 +39,36 @@ fn append(path: &PathBuf, text: &str) -> std::io::Result<()> {
     file.sync_data()
 }
 
+/// The size of `record_big`'s filler when `$OXPI_DURABLE_BIG_BYTES` is not set (1 MiB).
+pub const BIG_BYTES: usize = 1 << 20;
+
+/// The size of `record_huge`'s filler: 1 MiB more than a durable run keeps of a result.
+pub const HUGE_BYTES: usize = crate::MAX_RESULT_BYTES + (1 << 20);
+
+/// What a record tool returns for `line` with `filler` bytes after it: `recorded: <line>`, then
+/// (if `filler` > 0) a newline and `filler` bytes repeating the line.
+pub fn recorded_text(line: &str, filler: usize) -> String {
+    let mut text = format!("recorded: {line}");
+    if filler > 0 && !line.is_empty() {
+        text.push('\n');
+        let unit = format!("{line} ");
+        let mut rest = filler;
+        while rest > 0 {
+            let take = rest.min(unit.len());
+            text.push_str(&unit[..take]);
+            rest -= take;
+        }
+    }
+    text
+}
+
 fn record_tool(
     name: &str,
     run: String,
     effects: PathBuf,
     hang_on: Vec<String>,
     delay: Duration,
+    filler: usize,
 ) -> Result<AgentToolHandle, String> {
     AgentToolHandle::from_fn(name, "Record a line", move |args: Line| {
         let (run, effects) = (run.clone(), effects.clone());
@@ -54,7 +80,7 @@ fn record_tool(
                 std::future::pending::<()>().await;
             }
             tokio::time::sleep(delay).await;
-            Ok::<_, ToolError>(format!("recorded: {}", args.line))
+            Ok::<_, ToolError>(recorded_text(&args.line, filler))
         }
     })
     .map_err(|e| e.to_string())
@@ -73,18 +99,29 @@ fn options_with(
     hang_on: Vec<String>,
     delay: Duration,
 ) -> AgentOptions {
+    let big = std::env::var("OXPI_DURABLE_BIG_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(BIG_BYTES);
     let effects = effects.to_path_buf();
-    let record = record_tool(
-        "record",
-        run.to_string(),
-        effects.clone(),
-        hang_on.clone(),
-        delay,
-    )
-    .map(|t| t.with_replay(Replay::Never));
-    let safe = record_tool("record_safe", run.to_string(), effects, hang_on, delay)
-        .map(|t| t.with_replay(Replay::Safe));
-    AgentOptions::new(model).with_tools(record.into_iter().chain(safe))
+    let tool = |name: &str, filler: usize, replay: Replay| {
+        record_tool(
+            name,
+            run.to_string(),
+            effects.clone(),
+            hang_on.clone(),
+            delay,
+            filler,
+        )
+        .map(|t| t.with_replay(replay))
+    };
+    let tools = [
+        tool("record", 0, Replay::Never),
+        tool("record_safe", 0, Replay::Safe),
+        tool("record_big", big, Replay::Never),
+        tool("record_huge", HUGE_BYTES, Replay::Never),
+    ];
+    AgentOptions::new(model).with_tools(tools.into_iter().flatten())
 }
 
 fn env(name: &str) -> Result<String, String> {
@@ -113,7 +150,14 @@ pub async fn serve_from_env() -> Result<(), String> {
     );
     let events = std::env::var_os("OXPI_DURABLE_EVENTS").map(PathBuf::from);
     // Check the tools once before serving, so a broken schema fails at start.
-    record_tool("record", String::new(), effects.clone(), Vec::new(), delay)?;
+    record_tool(
+        "record",
+        String::new(),
+        effects.clone(),
+        Vec::new(),
+        delay,
+        0,
+    )?;
     let agent = DurableAgent::new(move |run| {
         options_with(run, model.clone(), &effects, hang_on.clone(), delay)
     });
@@ -141,6 +185,7 @@ pub async fn serve_from_env() -> Result<(), String> {
                     call_id,
                     replayed,
                     outcome_unknown,
+                    ..
                 } => format!("tool\t{run}\t{call_id}\t{replayed}\t{outcome_unknown}\n"),
             };
             let _ = append(&path, &line);

@@ -277,6 +277,11 @@ impl ServiceProcess {
         }
     }
 
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the process at once (SIGKILL) and reaps it.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
