@@ -193,6 +193,65 @@ fn rewrite_refs(node: &mut Value, prefix: &str) {
     }
 }
 
+/// Whether the conversation has tool calls or results (some proxies then want `tools`).
+fn has_tool_history(context: &Context) -> bool {
+    context.messages.iter().any(|m| match m {
+        Message::ToolResult(_) => true,
+        Message::Assistant(a) => a
+            .content
+            .iter()
+            .any(|c| matches!(c, AssistantContent::ToolCall(_))),
+        _ => false,
+    })
+}
+
+/// Anthropic-style cache breakpoints for gateways that pass them on (OpenRouter's `anthropic/`
+/// models, as pi): on the system prompt, the last tool, and the last text of the last user,
+/// assistant or tool message that has text.
+fn add_anthropic_cache_markers(
+    messages: &mut [Value],
+    tools: Option<&mut [Value]>,
+    marker: &Value,
+) {
+    if let Some(system) = messages
+        .iter_mut()
+        .find(|m| matches!(m["role"].as_str(), Some("system" | "developer")))
+    {
+        mark_last_text(system, marker);
+    }
+    if let Some(tool) = tools.and_then(|t| t.last_mut()) {
+        tool["cache_control"] = marker.clone();
+    }
+    for message in messages.iter_mut().rev() {
+        if matches!(
+            message["role"].as_str(),
+            Some("user" | "assistant" | "tool")
+        ) && mark_last_text(message, marker)
+        {
+            break;
+        }
+    }
+}
+
+/// Puts `marker` on the message's last text part (a string content becomes one text part).
+fn mark_last_text(message: &mut Value, marker: &Value) -> bool {
+    match &mut message["content"] {
+        Value::String(text) if !text.is_empty() => {
+            let text = std::mem::take(text);
+            message["content"] = json!([{"type": "text", "text": text, "cache_control": marker}]);
+            true
+        }
+        Value::Array(parts) => match parts.iter_mut().rev().find(|p| p["type"] == "text") {
+            Some(part) => {
+                part["cache_control"] = marker.clone();
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,64 +321,5 @@ mod tests {
             None
         );
         assert_eq!(forced_call_schema(&context, &ToolChoice::Auto), None);
-    }
-}
-
-/// Whether the conversation has tool calls or results (some proxies then want `tools`).
-fn has_tool_history(context: &Context) -> bool {
-    context.messages.iter().any(|m| match m {
-        Message::ToolResult(_) => true,
-        Message::Assistant(a) => a
-            .content
-            .iter()
-            .any(|c| matches!(c, AssistantContent::ToolCall(_))),
-        _ => false,
-    })
-}
-
-/// Anthropic-style cache breakpoints for gateways that pass them on (OpenRouter's `anthropic/`
-/// models, as pi): on the system prompt, the last tool, and the last text of the last user,
-/// assistant or tool message that has text.
-fn add_anthropic_cache_markers(
-    messages: &mut [Value],
-    tools: Option<&mut [Value]>,
-    marker: &Value,
-) {
-    if let Some(system) = messages
-        .iter_mut()
-        .find(|m| matches!(m["role"].as_str(), Some("system" | "developer")))
-    {
-        mark_last_text(system, marker);
-    }
-    if let Some(tool) = tools.and_then(|t| t.last_mut()) {
-        tool["cache_control"] = marker.clone();
-    }
-    for message in messages.iter_mut().rev() {
-        if matches!(
-            message["role"].as_str(),
-            Some("user" | "assistant" | "tool")
-        ) && mark_last_text(message, marker)
-        {
-            break;
-        }
-    }
-}
-
-/// Puts `marker` on the message's last text part (a string content becomes one text part).
-fn mark_last_text(message: &mut Value, marker: &Value) -> bool {
-    match &mut message["content"] {
-        Value::String(text) if !text.is_empty() => {
-            let text = std::mem::take(text);
-            message["content"] = json!([{"type": "text", "text": text, "cache_control": marker}]);
-            true
-        }
-        Value::Array(parts) => match parts.iter_mut().rev().find(|p| p["type"] == "text") {
-            Some(part) => {
-                part["cache_control"] = marker.clone();
-                true
-            }
-            None => false,
-        },
-        _ => false,
     }
 }
