@@ -57,7 +57,14 @@ async fn run(live: &LiveModel) -> Result<(), String> {
         .with_temperature(0.0)
         .with_max_tokens(400);
     stream_options.api_key = live.api_key.clone();
-    let mut options = AgentOptions::new(live.model.clone())
+    // The embedded model's tool-result hint ("if it answers the request, reply to the user
+    // now; …") made it reply "done" after the `read` without calling `write` (1 run of the
+    // first CI run after the hint came); this lab's prompt was measured without it, 50/50.
+    let mut model = live.model.clone();
+    if let Some(compat) = model.compat.as_mut().and_then(|c| c.as_object_mut()) {
+        compat.remove("toolResultHint");
+    }
+    let mut options = AgentOptions::new(model)
         .with_system_prompt(SYSTEM_PROMPT)
         .with_tools([read, write])
         .with_max_turns(6)
