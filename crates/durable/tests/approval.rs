@@ -2,10 +2,12 @@
 //! holding it (the service is killed while it waits and started again), until `approve` or
 //! `deny` answers it.
 
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use oxpi_durable::server::{free_port, RestateServer, ServiceProcess};
+use oxpi_durable::server::{free_port, ServiceProcess};
 use oxpi_testkit::scripted_runs::{final_text, prompt_text, reply_for};
 use oxpi_testkit::TestServer;
 use serde_json::{json, Value};
@@ -46,13 +48,8 @@ async fn wait_pending(ingress: &str, run: &str, call: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_waits_for_approval_across_a_restart_and_a_denied_one_gets_the_reason() {
-    let restate = match RestateServer::start().await {
-        Ok(server) => server,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: no Restate server ({e})");
-            return;
-        }
-        Err(e) => panic!("no Restate server: {e}"),
+    let Some(restate) = common::restate_or_skip().await else {
+        return;
     };
     let model = TestServer::start_fn(|request| reply_for(&request.json()))
         .await

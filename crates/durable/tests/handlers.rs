@@ -2,12 +2,14 @@
 //! scripted service: steering queued while idle goes in with the next prompt; steering and an
 //! abort sent while a turn streams reach the run before its next turn.
 
+mod common;
+
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use oxpi_durable::server::{free_port, RestateServer, ServiceProcess};
+use oxpi_durable::server::{free_port, ServiceProcess};
 use oxpi_testkit::scripted_runs::{final_text, prompt_text, reply_for, run_and_turn};
 use oxpi_testkit::{Part, Reply, TestServer};
 use serde_json::{json, Value};
@@ -28,28 +30,10 @@ async fn post(url: String, body: Value) -> Value {
     response.json().await.unwrap_or(Value::Null)
 }
 
-fn user_texts(messages: &[Value]) -> Vec<String> {
-    messages
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| {
-            m["content"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steer_abort_and_follow_up_reach_the_run() {
-    let restate = match RestateServer::start().await {
-        Ok(server) => server,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: no Restate server ({e})");
-            return;
-        }
-        Err(e) => panic!("no Restate server: {e}"),
+    let Some(restate) = common::restate_or_skip().await else {
+        return;
     };
     // Turn 1 of runs "m" and "x" streams slowly (3 s) once it is seen, so a steer or abort sent
     // after its request arrives lands while the turn is in progress.
@@ -116,7 +100,7 @@ async fn steer_abort_and_follow_up_reach_the_run() {
     )
     .expect("messages");
     assert_eq!(
-        user_texts(&messages),
+        common::first_texts(&messages, "user"),
         [
             prompt_text("i", 1, "record"),
             "steered while idle".to_string()

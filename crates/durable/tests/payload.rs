@@ -5,6 +5,8 @@
 //! run replayed, and after a second prompt; a result above `MAX_RESULT_BYTES` is truncated with
 //! a notice and the run finishes.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -107,28 +109,10 @@ fn kinds(entries: &[Value]) -> Vec<String> {
     kinds
 }
 
-fn result_texts(messages: &[Value]) -> Vec<String> {
-    messages
-        .iter()
-        .filter(|m| m["role"] == "toolResult")
-        .map(|m| {
-            m["content"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_results_are_stored_once_and_the_transcript_stays_whole() {
-    let restate = match RestateServer::start().await {
-        Ok(server) => server,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: no Restate server ({e})");
-            return;
-        }
-        Err(e) => panic!("no Restate server: {e}"),
+    let Some(restate) = common::restate_or_skip().await else {
+        return;
     };
     let model = TestServer::start_fn(|request| reply_for(&request.json()))
         .await
@@ -154,7 +138,11 @@ async fn large_results_are_stored_once_and_the_transcript_stays_whole() {
     let expected: Vec<String> = (0..2)
         .map(|turn| recorded_text(&format!("big turn {turn}"), BIG_BYTES))
         .collect();
-    assert_eq!(result_texts(&big), expected, "the whole results");
+    assert_eq!(
+        common::first_texts(&big, "toolResult"),
+        expected,
+        "the whole results"
+    );
     // Each result in two entries (its tool step's result, its state key's write), and no entry
     // holding two (the transcript step and the transcript's state value hold references).
     let entries = large_entries(&restate, "big", BIG_BYTES).await;
@@ -209,7 +197,7 @@ async fn large_results_are_stored_once_and_the_transcript_stays_whole() {
         .expect("service B");
     let reply = crash.await.expect("task");
     assert_eq!(reply.text, final_text("crash", 3));
-    let crashed = result_texts(&messages(&ingress, "crash").await);
+    let crashed = common::first_texts(&messages(&ingress, "crash").await, "toolResult");
     assert_eq!(crashed.len(), 3);
     assert_eq!(crashed[0], recorded_text("crash turn 0", BIG_BYTES));
     assert_eq!(crashed[1], OUTCOME_UNKNOWN);
@@ -239,7 +227,7 @@ async fn large_results_are_stored_once_and_the_transcript_stays_whole() {
     // Above the bound: truncated with a notice, and the run goes on.
     let reply = prompt(&ingress, "huge", &prompt_text("huge", 1, "record_huge")).await;
     assert_eq!(reply.text, final_text("huge", 1));
-    let huge = result_texts(&messages(&ingress, "huge").await);
+    let huge = common::first_texts(&messages(&ingress, "huge").await, "toolResult");
     assert_eq!(huge.len(), 1);
     assert!(huge[0].starts_with("recorded: huge turn 0\nhuge turn 0 huge turn 0"));
     assert!(

@@ -3,6 +3,8 @@
 //! while tools run — then started again; every run finishes, finished steps are not repeated,
 //! and the transcript equals an uninterrupted run's.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
@@ -10,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oxpi_durable::server::{free_port, RestateServer, ServiceProcess};
+use oxpi_durable::server::{free_port, ServiceProcess};
 use oxpi_durable::{RunReply, OUTCOME_UNKNOWN};
 use oxpi_testkit::scripted_runs::{final_text, prompt_text, reply_for, run_and_turn};
 use oxpi_testkit::{Part, Reply, TestServer};
@@ -90,13 +92,8 @@ async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_survive_a_killed_service_process() {
-    let restate = match RestateServer::start().await {
-        Ok(server) => server,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: no Restate server ({e})");
-            return;
-        }
-        Err(e) => panic!("no Restate server: {e}"),
+    let Some(restate) = common::restate_or_skip().await else {
+        return;
     };
     let counts: Counts = Arc::default();
     // When armed, the first request of run k's turn 2 stalls (a model stream in progress).
