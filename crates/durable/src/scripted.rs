@@ -14,7 +14,7 @@
 //! `$OXPI_DURABLE_BIG_BYTES` bytes, default [`BIG_BYTES`], or [`HUGE_BYTES`]).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::{DurableAgent, StepEvent};
@@ -30,7 +30,9 @@ struct Line {
     line: String,
 }
 
-fn append(path: &PathBuf, text: &str) -> std::io::Result<()> {
+/// Appends `text` to `path` and syncs it, so each line is a fact another process can count
+/// (the side effect of a scripted tool; `lab-14`'s read log).
+pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

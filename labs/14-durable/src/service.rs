@@ -9,7 +9,6 @@
 //! `<pid>\trequest\t<turn>`, `<pid>\tmodel\t<turn>\t<replayed>` or
 //! `<pid>\ttool\t<name>\t<call id>\t<replayed>\t<outcome unknown>`, and printed.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +16,7 @@ use std::time::Duration;
 use oxpi_agent_core::prelude::*;
 use oxpi_agent_core::Replay;
 use oxpi_ai::{ApiKey, Message, Model, StreamOptions};
+use oxpi_durable::scripted::append;
 use oxpi_durable::{DurableAgent, StepEvent};
 
 /// The variable that makes the binary a service process.
@@ -30,16 +30,6 @@ stop calling tools and reply with exactly that code, nothing else, and never sho
 
 /// The file whose read is slow (the lab kills the first process while it is read).
 pub const SLOW_FILE: &str = "notes/code.txt";
-
-/// Appends `text` to `path` and syncs it (each line is one observable fact).
-pub fn append(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_data()
-}
 
 fn log(events: &Path, line: &str) {
     let pid = std::process::id();
