@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use crate::delta::Delta;
 use crate::types::content::ToolCall;
 use crate::types::message::{AssistantMessage, StopReason};
 
@@ -41,7 +42,7 @@ pub enum AssistantMessageEvent {
         /// Index of the block.
         content_index: usize,
         /// The new text.
-        delta: String,
+        delta: Delta,
     },
     /// The text block is complete.
     TextEnd {
@@ -60,7 +61,7 @@ pub enum AssistantMessageEvent {
         /// Index of the block.
         content_index: usize,
         /// The new text.
-        delta: String,
+        delta: Delta,
     },
     /// The thinking block is complete.
     ThinkingEnd {
@@ -85,7 +86,7 @@ pub enum AssistantMessageEvent {
         /// Index of the block.
         content_index: usize,
         /// Raw argument text.
-        delta: String,
+        delta: Delta,
     },
     /// The tool call is complete, arguments parsed.
     ToolcallEnd {

@@ -39,6 +39,7 @@
 //! ```
 
 pub mod collection;
+mod delta;
 pub(crate) mod diagnostics;
 pub mod event;
 pub mod failure;
@@ -70,7 +71,7 @@ pub use collection::{
     AuthFile, Credential, CredentialStore, Env, InMemoryCredentialStore, Models, ModelsError,
     SimpleStreamOptions,
 };
-pub use event::AssistantMessageEvent;
+pub use event::{AssistantMessageEvent, Delta};
 pub use failure::{Failure, FailureKind};
 pub use options::{
     ApiKey, CacheRetention, PayloadHook, ProviderResponse, ReasoningLevel, ReasoningSummary,

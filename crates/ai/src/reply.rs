@@ -367,7 +367,7 @@ impl ReplyBuilder {
         self.sink
             .send(AssistantMessageEvent::TextDelta {
                 content_index: index,
-                delta: delta.into_owned(),
+                delta: delta.into(),
             })
             .await;
     }
@@ -401,7 +401,7 @@ impl ReplyBuilder {
         self.sink
             .send(AssistantMessageEvent::ThinkingDelta {
                 content_index: index,
-                delta: delta.into_owned(),
+                delta: delta.into(),
             })
             .await;
     }
@@ -444,7 +444,7 @@ impl ReplyBuilder {
             self.sink
                 .send(AssistantMessageEvent::ThinkingDelta {
                     content_index: index,
-                    delta: text,
+                    delta: text.into(),
                 })
                 .await;
         }
@@ -537,7 +537,7 @@ impl ReplyBuilder {
         self.sink
             .send(AssistantMessageEvent::ToolcallDelta {
                 content_index,
-                delta: delta.into_owned(),
+                delta: delta.into(),
             })
             .await;
     }
