@@ -36,16 +36,19 @@ pub struct Delta(CompactString);
 
 impl Delta {
     /// A delta holding a copy of `text`.
+    #[inline]
     pub fn new(text: &str) -> Self {
         Self(CompactString::new(text))
     }
 
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         self.0.as_str()
     }
 
     /// The text as a `String` (reusing the heap buffer when there is one).
+    #[inline]
     pub fn into_string(self) -> String {
         self.0.into_string()
     }
@@ -54,24 +57,28 @@ impl Delta {
 impl Deref for Delta {
     type Target = str;
 
+    #[inline]
     fn deref(&self) -> &str {
         self.0.as_str()
     }
 }
 
 impl AsRef<str> for Delta {
+    #[inline]
     fn as_ref(&self) -> &str {
         self.as_str()
     }
 }
 
 impl Borrow<str> for Delta {
+    #[inline]
     fn borrow(&self) -> &str {
         self.as_str()
     }
 }
 
 impl fmt::Display for Delta {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self.as_str(), f)
     }
@@ -79,72 +86,84 @@ impl fmt::Display for Delta {
 
 /// Like a `String`'s: the quoted text.
 impl fmt::Debug for Delta {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl From<&str> for Delta {
+    #[inline]
     fn from(text: &str) -> Self {
         Self::new(text)
     }
 }
 
 impl From<&String> for Delta {
+    #[inline]
     fn from(text: &String) -> Self {
         Self::new(text)
     }
 }
 
 impl From<String> for Delta {
+    #[inline]
     fn from(text: String) -> Self {
         Self(CompactString::from(text))
     }
 }
 
 impl From<Cow<'_, str>> for Delta {
+    #[inline]
     fn from(text: Cow<'_, str>) -> Self {
         Self(CompactString::from(text))
     }
 }
 
 impl From<Delta> for String {
+    #[inline]
     fn from(delta: Delta) -> Self {
         delta.into_string()
     }
 }
 
 impl PartialEq<str> for Delta {
+    #[inline]
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Delta {
+    #[inline]
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }
 }
 
 impl PartialEq<String> for Delta {
+    #[inline]
     fn eq(&self, other: &String) -> bool {
         self.as_str() == other.as_str()
     }
 }
 
 impl PartialEq<Delta> for str {
+    #[inline]
     fn eq(&self, other: &Delta) -> bool {
         self == other.as_str()
     }
 }
 
 impl PartialEq<Delta> for &str {
+    #[inline]
     fn eq(&self, other: &Delta) -> bool {
         *self == other.as_str()
     }
 }
 
 impl PartialEq<Delta> for String {
+    #[inline]
     fn eq(&self, other: &Delta) -> bool {
         self.as_str() == other.as_str()
     }

@@ -325,6 +325,11 @@ impl ReplyBuilder {
         self.message.usage = usage;
     }
 
+    /// True once [`start`](Self::start) has sent the `start` event.
+    pub(crate) fn is_started(&self) -> bool {
+        self.started
+    }
+
     /// Sends `start` once.
     pub async fn start(&mut self) {
         if !self.started {

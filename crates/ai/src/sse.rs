@@ -99,6 +99,9 @@ pub struct SseDecoder {
     /// How many bytes of a leading BOM were seen (before `started`).
     bom_seen: usize,
     event: String,
+    /// The event's name when it is one of [`KNOWN_EVENT_NAMES`] (then `event` is empty): taken
+    /// as it is, neither copied into `event` nor looked up again when the event is dispatched.
+    known_event: Option<&'static str>,
     data: String,
     has_data: bool,
     id: String,
@@ -234,7 +237,8 @@ impl SseDecoder {
                 .iter()
                 .find(|name| name.as_bytes() == value)
             {
-                (*name).clone_into(&mut self.event);
+                self.event.clear();
+                self.known_event = Some(name);
                 return Ok(None);
             }
         }
@@ -252,7 +256,10 @@ impl SseDecoder {
         };
         let value = value.strip_prefix(' ').unwrap_or(value);
         match field {
-            "event" => value.clone_into(&mut self.event),
+            "event" => {
+                self.known_event = None;
+                value.clone_into(&mut self.event);
+            }
             "data" => {
                 if self.has_data {
                     self.data.push('\n');
@@ -267,24 +274,31 @@ impl SseDecoder {
     }
 
     fn dispatch(&mut self) -> Option<SseEvent> {
+        let known = self.known_event.take();
         if !self.has_data {
             self.event.clear();
             return None;
         }
         self.has_data = false;
-        let event = if self.event.is_empty() {
-            Cow::Borrowed("message")
-        } else {
-            match KNOWN_EVENT_NAMES.iter().find(|name| **name == self.event) {
+        let event = match known {
+            Some(name) => Cow::Borrowed(name),
+            None if self.event.is_empty() => Cow::Borrowed("message"),
+            None => match KNOWN_EVENT_NAMES.iter().find(|name| **name == self.event) {
                 Some(name) => Cow::Borrowed(*name),
                 None => Cow::Owned(self.event.clone()),
-            }
+            },
         };
         self.event.clear();
+        // Most streams never send an `id`: no call to clone an empty string.
+        let id = if self.id.is_empty() {
+            String::new()
+        } else {
+            self.id.clone()
+        };
         Some(SseEvent {
             event,
             data: std::mem::take(&mut self.data),
-            id: self.id.clone(),
+            id,
         })
     }
 }
@@ -346,6 +360,20 @@ mod tests {
             let event = ev("message", data, "");
             assert_eq!(event.trimmed_data(), data.trim(), "{data:?}");
         }
+    }
+
+    #[test]
+    fn the_last_event_line_names_the_event_known_or_not() {
+        let stream: &[u8] = b"event: ping\nevent: custom\ndata: a\n\nevent: custom\nevent: ping\ndata: b\n\nevent: ping\n\ndata: c\n\nevent:\ndata: d\n\n";
+        assert_eq!(
+            decode_in(&[stream]).unwrap(),
+            vec![
+                ev("custom", "a", ""),
+                ev("ping", "b", ""),
+                ev("message", "c", ""),
+                ev("message", "d", "")
+            ]
+        );
     }
 
     #[test]

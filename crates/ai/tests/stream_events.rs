@@ -229,7 +229,7 @@ fn deltas(events: &[AssistantMessageEvent], index: usize) -> Vec<String> {
             | E::ToolcallDelta {
                 content_index,
                 delta,
-            } if *content_index == index => Some(delta.clone()),
+            } if *content_index == index => Some(delta.to_string()),
             _ => None,
         })
         .collect()

@@ -72,7 +72,7 @@ impl Envelope {
         // Characters a JSON string may hold as they are (RFC 8259, section 7): the string is
         // then its own value. Anything else (escapes, or what makes the literal invalid) is
         // left to serde_json.
-        if body.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        if body.bytes().all(|b| PLAIN[usize::from(b)]) {
             return Some(Text(Cow::Borrowed(body)));
         }
         if let Some(text) = unescape_short(body) {
@@ -83,6 +83,20 @@ impl Envelope {
         serde_json::from_str(literal).ok()
     }
 }
+
+/// The bytes a JSON string literal holds as they are: all but control characters, `"` and `\`
+/// (a table lookup per byte, fewer instructions than the three comparisons).
+static PLAIN: [bool; 256] = {
+    let mut plain = [true; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        plain[byte] = false;
+        byte += 1;
+    }
+    plain[b'"' as usize] = false;
+    plain[b'\\' as usize] = false;
+    plain
+};
 
 /// The value of a JSON string literal whose characters between the quotes are `body`, when
 /// its only escapes are the two-character ones (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`,
@@ -163,7 +177,10 @@ impl<S> EnvelopeCache<S> {
             .iter()
             .enumerate()
             .find_map(|(position, (envelope, _))| Some((position, envelope.string_in(data)?)))?;
-        self.entries[..=position].rotate_right(1);
+        if position > 0 {
+            // (Not called for the first entry: rotating one element still moves it twice.)
+            self.entries[..=position].rotate_right(1);
+        }
         self.misses = 0;
         self.hits += 1;
         Some(fragment)

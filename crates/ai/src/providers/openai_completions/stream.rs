@@ -206,8 +206,13 @@ impl ChunkProcessor {
                 return self.process(&mut fragment.into_chunk()).await;
             }
         }
-        self.out.start().await;
-        self.response_id(fragment.id());
+        // Both are done by the first chunk: checked here without a call per fragment.
+        if !self.out.is_started() {
+            self.out.start().await;
+        }
+        if self.out.message().response_id.is_none() {
+            self.response_id(fragment.id());
+        }
         match target {
             Target::Content => self.content(fragment.text).await,
             Target::Arguments { .. } => self.out.tool_call_delta(fragment.text.0).await,
