@@ -39,8 +39,8 @@ impl EventDecoder for AnthropicDecoder {
             return Ok(Flow::Complete);
         }
         if event.event == "content_block_delta" {
-            if let Some(delta) = self.deltas.read(data) {
-                return self.processor.process_block_delta(delta).await;
+            if let Some((index, delta)) = self.deltas.read_text(data) {
+                return self.processor.process_block_delta(index, delta).await;
             }
         }
         match serde_json::from_str::<StreamEvent>(data) {

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::wire::{BlockDeltaData, DeltaKind, FlatDelta};
+use super::wire::{BlockDeltaData, DeltaKind, DeltaText, FlatDelta};
 use crate::providers::envelope::{Envelope, EnvelopeCache};
 use crate::providers::text::Text;
 
@@ -37,6 +37,23 @@ impl BlockDeltaReader {
             let skeleton = *self.cache.skeleton()?;
             return Some(skeleton.fill(fragment));
         }
+        self.parse(data)
+    }
+
+    /// What [`read`](Self::read) returns, as the block's index and the delta's text (what
+    /// the stream applies): an event read through its envelope is not built into a
+    /// [`BlockDeltaData`] first, nor its delta type compared by name.
+    pub fn read_text<'d>(&mut self, data: &'d str) -> Option<(u64, DeltaText<'d>)> {
+        if let Some(fragment) = self.cache.fragment(data) {
+            let skeleton = *self.cache.skeleton()?;
+            return Some((skeleton.index, DeltaText::new(skeleton.kind, fragment.0)));
+        }
+        self.parse(data)
+            .map(|event| (event.index, event.delta.into_delta_text()))
+    }
+
+    /// Parses `data` in full, learning its envelope when the cache is learning.
+    fn parse<'d>(&mut self, data: &'d str) -> Option<BlockDeltaData<'d>> {
         let event = BlockDeltaData::parse(data)?;
         self.cache
             .parsed(Skeleton::candidate(&event), |(skeleton, value)| {
@@ -100,6 +117,14 @@ mod tests {
         let mut reader = BlockDeltaReader::new();
         for data in deltas {
             assert_eq!(reader.read(data), BlockDeltaData::parse(data), "{data}");
+        }
+        assert_eq!(reader.repeats(), 2);
+        // The same events as index and text, through the envelope and not.
+        let mut reader = BlockDeltaReader::new();
+        for data in deltas {
+            let expected =
+                BlockDeltaData::parse(data).map(|e| (e.index, e.delta.into_delta_text()));
+            assert_eq!(reader.read_text(data), expected, "{data}");
         }
         assert_eq!(reader.repeats(), 2);
     }

@@ -14,7 +14,7 @@
 //! it, as in pi); `max_tokens` and `model_context_window_exceeded` → `length`; `tool_use` →
 //! `toolUse`; `refusal` and `sensitive` → `error` saying so; anything else → `stop`.
 
-use super::wire::{BlockDeltaData, DeltaText, MessageShell, StartBlock, StreamEvent, WireUsage};
+use super::wire::{DeltaText, MessageShell, StartBlock, StreamEvent, WireUsage};
 use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::content::ThinkingContent;
@@ -207,10 +207,13 @@ impl EventProcessor {
     /// read without building a [`StreamEvent`]).
     pub async fn process_block_delta(
         &mut self,
-        event: BlockDeltaData<'_>,
+        index: u64,
+        delta: DeltaText<'_>,
     ) -> Result<Flow, Failure> {
-        self.out.start().await;
-        self.delta(event.index, event.delta.into_delta_text())
+        if !self.out.is_started() {
+            self.out.start().await;
+        }
+        self.delta(index, delta)
             .await
             .map_err(Failure::parse)?;
         Ok(Flow::Continue)
