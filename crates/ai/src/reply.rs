@@ -152,6 +152,25 @@ impl EventSink {
         self.tx.send(vec![event]).await.is_ok()
     }
 
+    /// Holds a delta event without waiting, when this sink batches, the stream has not ended
+    /// and the batch has room after it; hands the event back otherwise (then
+    /// [`send`](Self::send) it). What `send` does with such an event, without making and
+    /// polling its future: the provider's per-delta path.
+    fn try_hold(&self, event: AssistantMessageEvent) -> Result<(), AssistantMessageEvent> {
+        let Some(held) = &self.held else {
+            return Err(event);
+        };
+        if event.is_terminal() || self.terminal_sent() {
+            return Err(event);
+        }
+        let mut held = lock(held);
+        if held.len() + 1 >= MAX_HELD {
+            return Err(event);
+        }
+        held.push(event);
+        Ok(())
+    }
+
     /// Sends without waiting (used where no runtime may exist); `false` if it could not.
     pub(crate) fn try_send(&self, event: AssistantMessageEvent) -> bool {
         if self.terminal_sent() {
@@ -369,12 +388,13 @@ impl ReplyBuilder {
         if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
             t.text.push_str(&delta);
         }
-        self.sink
-            .send(AssistantMessageEvent::TextDelta {
-                content_index: index,
-                delta: delta.into(),
-            })
-            .await;
+        let event = AssistantMessageEvent::TextDelta {
+            content_index: index,
+            delta: delta.into(),
+        };
+        if let Err(event) = self.sink.try_hold(event) {
+            self.sink.send(event).await;
+        }
     }
 
     /// Appends reasoning, opening a thinking block if needed. An owned `delta` becomes the
@@ -403,12 +423,13 @@ impl ReplyBuilder {
         if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
             t.thinking.push_str(&delta);
         }
-        self.sink
-            .send(AssistantMessageEvent::ThinkingDelta {
-                content_index: index,
-                delta: delta.into(),
-            })
-            .await;
+        let event = AssistantMessageEvent::ThinkingDelta {
+            content_index: index,
+            delta: delta.into(),
+        };
+        if let Err(event) = self.sink.try_hold(event) {
+            self.sink.send(event).await;
+        }
     }
 
     /// Sets the signature of the open thinking block (or of the last one).
@@ -539,12 +560,13 @@ impl ReplyBuilder {
         };
         raw.push_str(&delta);
         let content_index = *index;
-        self.sink
-            .send(AssistantMessageEvent::ToolcallDelta {
-                content_index,
-                delta: delta.into(),
-            })
-            .await;
+        let event = AssistantMessageEvent::ToolcallDelta {
+            content_index,
+            delta: delta.into(),
+        };
+        if let Err(event) = self.sink.try_hold(event) {
+            self.sink.send(event).await;
+        }
     }
 
     /// Closes the open block, sending its `*_end` event.

@@ -246,7 +246,11 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
     };
     drop(prepared);
     loop {
-        let event = match next_sse(&mut source, options).await {
+        let step = match source.next_buffered() {
+            Some(step) => step,
+            None => next_sse(&mut source, options).await,
+        };
+        let event = match step {
             SseStep::Message(event) => event,
             SseStep::Ended => break,
             SseStep::Failed(failure) => {

@@ -44,6 +44,30 @@ impl SseSource {
         self.response = None;
         self.unread = Bytes::new();
     }
+
+    /// The next event of the bytes already read, without waiting: what [`next_sse`] returns
+    /// first. `None` when those bytes complete no event (they are then kept by the decoder,
+    /// and [`next_sse`] reads on). Most events of a stream come from a network read that held
+    /// several, so the caller gets them without making and polling `next_sse`'s future.
+    pub fn next_buffered(&mut self) -> Option<SseStep> {
+        if self.unread.is_empty() {
+            return None;
+        }
+        let mut input: &[u8] = &self.unread;
+        let decoded = self.decoder.next_event(&mut input);
+        let consumed = self.unread.len() - input.len();
+        self.unread.advance(consumed);
+        match decoded {
+            Ok(Some(event)) => Some(SseStep::Message(event)),
+            Ok(None) => None,
+            Err(e) => {
+                self.close();
+                Some(SseStep::Failed(Failure::parse(format!(
+                    "The stream was interrupted: {e}"
+                ))))
+            }
+        }
+    }
 }
 
 /// One step of reading an open event stream.
@@ -61,21 +85,8 @@ pub enum SseStep {
 /// a single byte, so a large event arriving slowly is not a stall) and the request's deadline.
 pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseStep {
     loop {
-        if !source.unread.is_empty() {
-            let mut input: &[u8] = &source.unread;
-            let decoded = source.decoder.next_event(&mut input);
-            let consumed = source.unread.len() - input.len();
-            source.unread.advance(consumed);
-            match decoded {
-                Ok(Some(event)) => return SseStep::Message(event),
-                Ok(None) => {}
-                Err(e) => {
-                    source.close();
-                    return SseStep::Failed(Failure::parse(format!(
-                        "The stream was interrupted: {e}"
-                    )));
-                }
-            }
+        if let Some(step) = source.next_buffered() {
+            return step;
         }
         let deadline = source.deadline;
         let Some(response) = source.response.as_mut() else {
