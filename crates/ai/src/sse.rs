@@ -210,6 +210,10 @@ impl SseDecoder {
                 None => break,
             };
             let rest = *input;
+            if let Some(event) = self.data_line_event(rest, end)? {
+                *input = &rest[end + 2..];
+                return Ok(Some(event));
+            }
             let mut used = end + 1;
             if rest[end] == b'\r' {
                 match rest.get(end + 1) {
@@ -253,6 +257,35 @@ impl SseDecoder {
             self.data = event.data;
             self.data.clear();
         }
+    }
+
+    /// The event of the most common shape, read at once: a `data` line ending at `end` (LF)
+    /// that begins the event's data, and the blank line (LF) right after it, both in `rest`.
+    /// What reading the two lines one at a time gives, with one step instead of two. `None`
+    /// (nothing read) for any other shape.
+    fn data_line_event(&mut self, rest: &[u8], end: usize) -> Result<Option<SseEvent>, SseError> {
+        if !self.line.is_empty()
+            || self.has_data
+            || rest.get(end) != Some(&b'\n')
+            || rest.get(end + 1) != Some(&b'\n')
+        {
+            return Ok(None);
+        }
+        let raw = &rest[..end];
+        let Some(value) = raw.strip_prefix(b"data:") else {
+            return Ok(None);
+        };
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        // The field name and the space are ASCII: the value is UTF-8 when the line is.
+        let value = simdutf8::basic::from_utf8(value).map_err(|_| SseError {
+            offset: self.line_start,
+            bytes: raw.iter().copied().take(64).collect(),
+        })?;
+        self.data.push_str(value);
+        self.has_data = true;
+        self.offset += end as u64 + 2;
+        self.line_start = self.offset;
+        Ok(self.dispatch())
     }
 
     fn finish_line(&mut self, raw: &[u8]) -> Result<Option<SseEvent>, SseError> {
