@@ -176,7 +176,13 @@ mod tests {
     #[test]
     fn short_and_long_text_read_back_the_same() {
         let long = "x".repeat(100);
-        for text in ["", "a", "é ü 日本", "exactly twenty-four byte", long.as_str()] {
+        for text in [
+            "",
+            "a",
+            "é ü 日本",
+            "exactly twenty-four byte",
+            long.as_str(),
+        ] {
             assert_eq!(Delta::from(text).as_str(), text);
             assert_eq!(Delta::from(text.to_string()).as_str(), text);
             assert_eq!(Delta::from(Cow::Borrowed(text)).as_str(), text);
@@ -202,8 +208,11 @@ mod tests {
     #[test]
     fn compares_with_strings_both_ways() {
         let delta = Delta::from("abc");
-        assert!(delta == "abc" && "abc" == delta);
-        assert!(delta == String::from("abc") && String::from("abc") == delta);
-        assert!(delta != "abd");
+        let (text, owned): (&str, String) = ("abc", "abc".to_string());
+        assert_eq!(delta, text);
+        assert_eq!(text, delta);
+        assert_eq!(delta, owned);
+        assert_eq!(owned, delta);
+        assert_ne!(delta, "abd");
     }
 }

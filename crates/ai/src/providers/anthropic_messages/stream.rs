@@ -213,9 +213,7 @@ impl EventProcessor {
         if !self.out.is_started() {
             self.out.start().await;
         }
-        self.delta(index, delta)
-            .await
-            .map_err(Failure::parse)?;
+        self.delta(index, delta).await.map_err(Failure::parse)?;
         Ok(Flow::Continue)
     }
 
