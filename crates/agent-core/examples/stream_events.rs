@@ -32,7 +32,7 @@ async fn run(model: Model) -> Result<String, Box<dyn std::error::Error>> {
             AgentEvent::MessageUpdate {
                 assistant_message_event: AssistantMessageEvent::TextDelta { delta, .. },
                 ..
-            } => delta.clone(),
+            } => delta.to_string(),
             AgentEvent::ToolExecutionStart {
                 tool_name, args, ..
             } => format!("\n[{tool_name} {}]\n", json!(args)),
