@@ -135,15 +135,19 @@ pub(crate) fn load(root: &Path) -> Result<Vec<Task>, String> {
 
 /// A fresh copy of the task's project, the agent's working directory.
 pub(crate) fn workdir(task: &Task) -> Result<PathBuf, String> {
-    let base = std::env::temp_dir().join(format!(
-        "oxpi-task-{}-{}-{}",
-        task.name,
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
+    // The agent sees its working directory (pi's prompt names it), so it is a neutral
+    // `…/project`, as a user's would be, not one that names the task.
+    let base = std::env::temp_dir()
+        .join(format!(
+            "oxpi-task-{}-{}-{}",
+            task.name,
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ))
+        .join("project");
     copy_dir(&task.dir.join("project"), &base)?;
     Ok(base)
 }
@@ -199,9 +203,21 @@ pub(crate) struct Agent {
     pub json: bool,
 }
 
-async fn run_once(agent: &Agent, task: &Task, timeout: Duration) -> Result<RunResult, String> {
+/// One run of `task` by `agent`; its output goes to `transcripts/<task>.<agent>.<run>.out`
+/// when a directory is given.
+async fn run_once(
+    agent: &Agent,
+    task: &Task,
+    timeout: Duration,
+    transcripts: Option<&Path>,
+    run: u64,
+) -> Result<RunResult, String> {
     let dir = workdir(task)?;
     let answer = dir.with_extension("answer");
+    let run_dir = dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.clone());
     let started = Instant::now();
     let mut cmd = tokio::process::Command::new(&agent.program);
     cmd.args(&agent.args)
@@ -237,6 +253,7 @@ async fn run_once(agent: &Agent, task: &Task, timeout: Duration) -> Result<RunRe
             (stdout, note)
         }
     };
+    let stdout_kept = stdout.clone();
     let (reply, tokens) = if agent.json {
         let (reply, turns) = json_reply::read(&stdout);
         (reply, format!("  tokens {}", json_reply::summary(&turns)))
@@ -254,8 +271,12 @@ async fn run_once(agent: &Agent, task: &Task, timeout: Duration) -> Result<RunRe
     } else {
         format!("{note}{tokens}")
     };
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_file(&answer);
+    if let Some(transcripts) = transcripts {
+        let file = transcripts.join(format!("{}.{}.{}.out", task.name, agent.label, run));
+        std::fs::write(&file, &stdout_kept)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    }
+    let _ = std::fs::remove_dir_all(&run_dir);
     Ok(RunResult {
         passed,
         seconds,
@@ -368,12 +389,22 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         model.id,
         server.api_base_url()
     );
+    // Each run's output (`--mode json` records for oxpi), for reading what the model did.
+    let transcripts = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("tasks");
+    let _ = std::fs::remove_dir_all(&transcripts);
+    std::fs::create_dir_all(&transcripts)
+        .map_err(|e| format!("cannot create {}: {e}", transcripts.display()))?;
+    println!("each run's output: {}", transcripts.display());
     let started = Instant::now();
     let mut scores = vec![vec![Score::default(); agents.len()]; tasks.len()];
     for (t, task) in tasks.iter().enumerate() {
-        for _ in 0..options.repeat {
+        for run in 1..=options.repeat {
             for (a, agent) in agents.iter().enumerate() {
-                let result = run_once(agent, task, options.timeout).await?;
+                let result =
+                    run_once(agent, task, options.timeout, Some(&transcripts), run).await?;
                 println!(
                     "{:<20} {:<5} {:<4} {:>6.1}s  {}",
                     task.name,
