@@ -198,6 +198,16 @@ impl SessionBinding {
                         self.give_up(format!("the retry could not start: {e}"));
                         break;
                     }
+                    // `continue_` refuses an empty history or one ending in a reply; the run
+                    // would then fail with an error that says nothing about the overflow.
+                    if matches!(agent.messages().last(), None | Some(Message::Assistant(_))) {
+                        self.give_up(
+                            "the retry could not start: the compacted context is empty or \
+                             ends in a reply"
+                                .into(),
+                        );
+                        break;
+                    }
                     ran(agent.continue_().await)?;
                 }
                 Verdict::Compact => {
