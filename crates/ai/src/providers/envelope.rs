@@ -172,13 +172,25 @@ impl<S> EnvelopeCache<S> {
     /// The varying string of `data`, when `data` has one of the cached envelopes. The skeleton
     /// that goes with it is then [`skeleton`](Self::skeleton).
     pub fn fragment<'d>(&mut self, data: &'d str) -> Option<Text<'d>> {
-        let (position, fragment) = self
-            .entries
-            .iter()
-            .enumerate()
-            .find_map(|(position, (envelope, _))| Some((position, envelope.string_in(data)?)))?;
+        self.fragment_if(data, |_| true)
+    }
+
+    /// [`fragment`](Self::fragment), trying only the envelopes whose skeleton is `wanted`.
+    pub fn fragment_if<'d>(
+        &mut self,
+        data: &'d str,
+        wanted: impl Fn(&S) -> bool,
+    ) -> Option<Text<'d>> {
+        let (position, fragment) = self.entries.iter().enumerate().find_map(
+            |(position, (envelope, skeleton))| {
+                if !wanted(skeleton) {
+                    return None;
+                }
+                Some((position, envelope.string_in(data)?))
+            },
+        )?;
         if position > 0 {
-            // (Not called for the first entry: rotating one element still moves it twice.)
+            // (Not for the first entry: rotating one element still moves it twice.)
             self.entries[..=position].rotate_right(1);
         }
         self.misses = 0;

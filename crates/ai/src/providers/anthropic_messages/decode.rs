@@ -55,6 +55,17 @@ impl EventDecoder for AnthropicDecoder {
             }
         }
     }
+
+    fn event_now(&mut self, event: &SseEvent) -> bool {
+        // A `content_block_delta` read through its envelope (no parsing, nothing learned).
+        if event.event != "content_block_delta" {
+            return false;
+        }
+        match self.deltas.fragment_text(event.trimmed_data()) {
+            Some((index, delta)) => self.processor.process_block_delta_now(index, delta),
+            None => false,
+        }
+    }
 }
 
 impl Decoder for AnthropicDecoder {

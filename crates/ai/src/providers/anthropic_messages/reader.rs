@@ -53,6 +53,14 @@ impl BlockDeltaReader {
     }
 
     /// Parses `data` in full, learning its envelope when the cache is learning.
+    /// [`read_text`](Self::read_text) when `data` repeats a learned envelope; `None`, having
+    /// parsed and learned nothing, otherwise.
+    pub fn fragment_text<'d>(&mut self, data: &'d str) -> Option<(u64, DeltaText<'d>)> {
+        let fragment = self.cache.fragment(data)?;
+        let skeleton = *self.cache.skeleton()?;
+        Some((skeleton.index, DeltaText::new(skeleton.kind, fragment.0)))
+    }
+
     fn parse<'d>(&mut self, data: &'d str) -> Option<BlockDeltaData<'d>> {
         let event = BlockDeltaData::parse(data)?;
         self.cache

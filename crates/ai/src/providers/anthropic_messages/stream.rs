@@ -217,6 +217,28 @@ impl EventProcessor {
         Ok(Flow::Continue)
     }
 
+    /// What [`process_block_delta`](Self::process_block_delta) does with a text, thinking or
+    /// tool-input delta of the open block when that needs no waiting: `true` when it applied
+    /// it; `false` when it applied nothing (any other delta, a full batch), and then
+    /// `process_block_delta` takes the event.
+    pub fn process_block_delta_now(&mut self, index: u64, delta: DeltaText<'_>) -> bool {
+        let Some(open) = self.open.as_mut().filter(|o| o.index == index) else {
+            return false;
+        };
+        match (&mut open.kind, delta) {
+            (Kind::Text, DeltaText::Text(text)) => self.out.text_now(text).is_ok(),
+            (Kind::Thinking, DeltaText::Thinking(thinking)) => {
+                self.out.thinking_now(thinking).is_ok()
+            }
+            (Kind::ToolUse { had_delta, .. }, DeltaText::InputJson(partial_json)) => {
+                let applied = self.out.tool_call_delta_now(partial_json).is_ok();
+                *had_delta |= applied;
+                applied
+            }
+            _ => false,
+        }
+    }
+
     async fn delta(&mut self, index: u64, delta: DeltaText<'_>) -> Result<(), String> {
         let Some(open) = self.open.as_mut().filter(|o| o.index == index) else {
             return Err(format!(

@@ -54,6 +54,14 @@ impl EventDecoder for ChatDecoder {
         self.processor.process_data(&mut self.reader, data).await?;
         Ok(Flow::Continue)
     }
+
+    fn event_now(&mut self, event: &SseEvent) -> bool {
+        // (A rewritten chunk is not the event's data; `[DONE]` has no envelope.)
+        self.rewrite.is_none()
+            && self
+                .processor
+                .process_data_now(&mut self.reader, event.trimmed_data())
+    }
 }
 
 impl Decoder for ChatDecoder {

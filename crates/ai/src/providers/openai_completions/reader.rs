@@ -127,6 +127,17 @@ impl ChunkReader {
         self.parse(data).map(Read::Chunk)
     }
 
+    /// The chunk in `data` when it repeats a learned envelope that holds nothing but its
+    /// fragment (what [`read_any`](Self::read_any) returns as [`Read::Fragment`]); `None`,
+    /// having parsed and learned nothing, for any other chunk.
+    pub fn fragment<'s, 'd: 's>(&'s mut self, data: &'d str) -> Option<Fragment<'s>> {
+        let text = self
+            .cache
+            .fragment_if(data, |skeleton| skeleton.target.is_some())?;
+        let skeleton = self.cache.skeleton()?;
+        Some(Fragment { skeleton, text })
+    }
+
     /// Parses `data` in full, learning its envelope when the cache is learning.
     fn parse<'s, 'd: 's>(&'s mut self, data: &'d str) -> serde_json::Result<ChatChunk<'s>> {
         let chunk: ChatChunk<'d> = serde_json::from_str(data)?;

@@ -220,6 +220,34 @@ impl ChunkProcessor {
         Ok(())
     }
 
+    /// What [`process_data`](Self::process_data) does with a chunk that is a fragment of the
+    /// open text or tool call (the common chunk of a long reply), when that needs no waiting:
+    /// `true` when it applied it; `false` when it applied nothing (another chunk, a block to
+    /// open, text held for tool-call detection, a full batch), and then `process_data` reads
+    /// the chunk again.
+    pub fn process_data_now(&mut self, reader: &mut ChunkReader, data: &str) -> bool {
+        if !self.out.is_started() {
+            return false;
+        }
+        let Some(fragment) = reader.fragment(data) else {
+            return false;
+        };
+        let id = fragment.id();
+        let applied = match fragment.target() {
+            Target::Arguments { index } if self.current_tool == Some(index) => {
+                self.out.tool_call_delta_now(fragment.text.0).is_ok()
+            }
+            Target::Content if self.text_calls.is_none() => {
+                self.out.text_now(fragment.text.0).is_ok()
+            }
+            Target::Arguments { .. } | Target::Content => false,
+        };
+        if applied && self.out.message().response_id.is_none() {
+            self.response_id(id);
+        }
+        applied
+    }
+
     /// Reads the chunk in `data` with `reader` and applies it: [`process_fragment`]
     /// (Self::process_fragment) for a chunk that is a fragment alone, [`process`](Self::process)
     /// for any other. A chunk that does not parse is a parse failure quoting it.

@@ -97,6 +97,14 @@ pub(crate) trait Decoder: Send {
 pub(crate) trait EventDecoder: Decoder {
     /// Applies one event; `Err` ends the reply with that failure (partial content kept).
     fn event(&mut self, event: &SseEvent) -> impl Future<Output = Result<Flow, Failure>> + Send;
+
+    /// Applies `event` when that needs no waiting (the common delta of an open block, with
+    /// room in the sink's batch), without making and polling [`event`](Self::event)'s future:
+    /// `true` when it did (the stream goes on); `false` when it applied nothing, and then
+    /// `event` takes it. The per-event path of a long stream.
+    fn event_now(&mut self, _event: &SseEvent) -> bool {
+        false
+    }
 }
 
 /// Starts a reply: the builder, or the terminal `error` when the client could not be built or
@@ -259,6 +267,10 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
             }
         };
         if event.trimmed_data().is_empty() {
+            source.recycle(event);
+            continue;
+        }
+        if decoder.event_now(&event) {
             source.recycle(event);
             continue;
         }

@@ -2,18 +2,15 @@
 //! final message, so every provider emits the same event grammar (blocks open and close in order,
 //! exactly one terminal event).
 
+mod sink;
+
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context as TaskContext, Poll};
 
-use futures::future::BoxFuture;
-use futures::FutureExt;
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+
+pub(crate) use sink::delivering;
+pub use sink::EventSink;
 
 use crate::event::AssistantMessageEvent;
 use crate::failure::Failure;
@@ -23,240 +20,6 @@ use crate::types::content::{AssistantContent, TextContent, ThinkingContent, Tool
 use crate::types::message::{AssistantMessage, StopReason};
 use crate::types::model::Model;
 use crate::types::usage::Usage;
-
-/// Where a provider sends its events. Dropping the consumer closes it; sends then do nothing.
-/// After the first terminal event (`done` or `error`) every later event is dropped, so a stream
-/// never has two.
-#[derive(Debug, Clone)]
-pub struct EventSink {
-    tx: mpsc::Sender<Vec<AssistantMessageEvent>>,
-    terminal_sent: Arc<AtomicBool>,
-    deferred_terminal: Option<Arc<Mutex<Option<AssistantMessageEvent>>>>,
-    held: Option<Arc<Mutex<Vec<AssistantMessageEvent>>>>,
-}
-
-/// Most events a batching sink holds before the provider waits for the consumer to take them.
-const MAX_HELD: usize = 256;
-
-/// Takes the held events, leaving room for twice as many (batches follow the network reads,
-/// which grow), so the holding vector is not regrown event by event.
-fn take_sized(held: &mut Vec<AssistantMessageEvent>) -> Vec<AssistantMessageEvent> {
-    let room = (held.len() * 2).clamp(16, MAX_HELD);
-    std::mem::replace(held, Vec::with_capacity(room))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-impl EventSink {
-    pub(crate) fn new(tx: mpsc::Sender<Vec<AssistantMessageEvent>>) -> Self {
-        Self {
-            tx,
-            terminal_sent: Arc::new(AtomicBool::new(false)),
-            deferred_terminal: None,
-            held: None,
-        }
-    }
-
-    /// The sink the registry hands to a provider. It holds the terminal event back until
-    /// [`flush_terminal`](Self::flush_terminal): the registry sends it once the provider's future
-    /// has finished and dropped its request state, so a consumer that sees `done` can append to
-    /// the shared history without a copy.
-    ///
-    /// It also batches: events are held until the provider's task waits for something (see
-    /// [`delivering`]) or [`MAX_HELD`] are held, then handed over as one batch. A consumer on
-    /// another thread is then woken once per network read instead of once per event, which
-    /// was most of the cost of a stream of small deltas. Nothing is held past the provider's
-    /// next wait, so no event is delayed behind the network.
-    pub(crate) fn deferring(&self) -> Self {
-        Self {
-            deferred_terminal: Some(Arc::default()),
-            held: Some(Arc::default()),
-            ..self.clone()
-        }
-    }
-
-    fn take_held(&self) -> Vec<AssistantMessageEvent> {
-        self.held
-            .as_ref()
-            .map(|held| take_sized(&mut lock(held)))
-            .unwrap_or_default()
-    }
-
-    /// Hands the held events to the consumer, waiting for room in the channel.
-    pub(crate) async fn flush(&self) {
-        let batch = self.take_held();
-        if !batch.is_empty() {
-            let _ = self.tx.send(batch).await;
-        }
-    }
-
-    /// Hands the held events over if the channel has room now; `true` when none are left.
-    fn try_flush(&self) -> bool {
-        let Some(held) = &self.held else {
-            return true;
-        };
-        let mut held = lock(held);
-        if held.is_empty() {
-            return true;
-        }
-        match self.tx.try_send(take_sized(&mut held)) {
-            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => true,
-            Err(mpsc::error::TrySendError::Full(batch)) => {
-                *held = batch;
-                false
-            }
-        }
-    }
-
-    /// Sends the held-back terminal event, if any.
-    pub(crate) async fn flush_terminal(&self) {
-        let held = self
-            .deferred_terminal
-            .as_ref()
-            .and_then(|slot| slot.lock().ok().and_then(|mut s| s.take()));
-        if let Some(event) = held {
-            let _ = self.tx.send(vec![event]).await;
-        }
-    }
-
-    /// Sends one event; `false` when the consumer has gone away or the stream already ended.
-    pub async fn send(&self, event: AssistantMessageEvent) -> bool {
-        if self.terminal_sent() {
-            tracing::debug!("event after the terminal event dropped");
-            return false;
-        }
-        if event.is_terminal() {
-            self.terminal_sent.store(true, Ordering::SeqCst);
-            if let Some(slot) = &self.deferred_terminal {
-                if let Ok(mut slot) = slot.lock() {
-                    *slot = Some(event);
-                    return !self.tx.is_closed();
-                }
-            }
-        }
-        if let Some(held) = &self.held {
-            let count = {
-                let mut held = lock(held);
-                held.push(event);
-                held.len()
-            };
-            if count >= MAX_HELD {
-                self.flush().await;
-            }
-            return !self.tx.is_closed();
-        }
-        self.tx.send(vec![event]).await.is_ok()
-    }
-
-    /// Holds a delta event without waiting, when this sink batches, the stream has not ended
-    /// and the batch has room after it; hands the event back otherwise (then
-    /// [`send`](Self::send) it). What `send` does with such an event, without making and
-    /// polling its future: the provider's per-delta path.
-    fn try_hold(&self, event: AssistantMessageEvent) -> Result<(), AssistantMessageEvent> {
-        let Some(held) = &self.held else {
-            return Err(event);
-        };
-        if event.is_terminal() || self.terminal_sent() {
-            return Err(event);
-        }
-        let mut held = lock(held);
-        if held.len() + 1 >= MAX_HELD {
-            return Err(event);
-        }
-        held.push(event);
-        Ok(())
-    }
-
-    /// Sends without waiting (used where no runtime may exist); `false` if it could not.
-    pub(crate) fn try_send(&self, event: AssistantMessageEvent) -> bool {
-        if self.terminal_sent() {
-            return false;
-        }
-        if event.is_terminal() {
-            self.terminal_sent.store(true, Ordering::SeqCst);
-        }
-        self.tx.try_send(vec![event]).is_ok()
-    }
-
-    /// True once `done` or `error` was sent.
-    pub fn terminal_sent(&self) -> bool {
-        self.terminal_sent.load(Ordering::SeqCst)
-    }
-
-    /// True when the consumer has gone away.
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
-}
-
-type Reservation = BoxFuture<
-    'static,
-    Result<mpsc::OwnedPermit<Vec<AssistantMessageEvent>>, mpsc::error::SendError<()>>,
->;
-
-/// Runs a provider's future, handing the events its [`EventSink::deferring`] sink holds to the
-/// consumer whenever the future waits (and, when the channel is full, as soon as it has room).
-pub(crate) fn delivering(
-    work: BoxFuture<'static, ()>,
-    sink: EventSink,
-) -> impl Future<Output = ()> + Send + 'static {
-    Delivering {
-        work,
-        sink,
-        waiting: None,
-    }
-}
-
-struct Delivering {
-    work: BoxFuture<'static, ()>,
-    sink: EventSink,
-    waiting: Option<Reservation>,
-}
-
-impl Delivering {
-    fn deliver(&mut self, cx: &mut TaskContext<'_>) {
-        loop {
-            if let Some(waiting) = &mut self.waiting {
-                match waiting.poll_unpin(cx) {
-                    Poll::Pending => return,
-                    Poll::Ready(Ok(permit)) => {
-                        self.waiting = None;
-                        let batch = self.sink.take_held();
-                        if !batch.is_empty() {
-                            permit.send(batch);
-                        }
-                    }
-                    Poll::Ready(Err(_)) => {
-                        self.waiting = None;
-                        self.sink.take_held();
-                        return;
-                    }
-                }
-            }
-            if self.sink.try_flush() {
-                return;
-            }
-            self.waiting = Some(self.sink.tx.clone().reserve_owned().boxed());
-        }
-    }
-}
-
-impl Future for Delivering {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        let done = this.work.poll_unpin(cx);
-        if done.is_pending() {
-            this.deliver(cx);
-        }
-        done
-    }
-}
 
 #[derive(Debug)]
 enum OpenBlock {
@@ -365,10 +128,9 @@ impl ReplyBuilder {
     /// Appends text, opening a text block if the open block is not text. An owned `delta`
     /// becomes the event's text without a copy.
     pub async fn text(&mut self, delta: impl Into<Cow<'_, str>>) {
-        let delta = delta.into();
-        if delta.is_empty() {
+        let Err(delta) = self.text_now(delta.into()) else {
             return;
-        }
+        };
         self.start().await;
         let index = match self.open {
             Some(OpenBlock::Text(i)) => i,
@@ -388,22 +150,20 @@ impl ReplyBuilder {
         if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
             t.text.push_str(&delta);
         }
-        let event = AssistantMessageEvent::TextDelta {
-            content_index: index,
-            delta: delta.into(),
-        };
-        if let Err(event) = self.sink.try_hold(event) {
-            self.sink.send(event).await;
-        }
+        self.sink
+            .send(AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta: delta.into(),
+            })
+            .await;
     }
 
     /// Appends reasoning, opening a thinking block if needed. An owned `delta` becomes the
     /// event's text without a copy.
     pub async fn thinking(&mut self, delta: impl Into<Cow<'_, str>>) {
-        let delta = delta.into();
-        if delta.is_empty() {
+        let Err(delta) = self.thinking_now(delta.into()) else {
             return;
-        }
+        };
         self.start().await;
         let index = match self.open {
             Some(OpenBlock::Thinking(i)) => i,
@@ -423,13 +183,12 @@ impl ReplyBuilder {
         if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
             t.thinking.push_str(&delta);
         }
-        let event = AssistantMessageEvent::ThinkingDelta {
-            content_index: index,
-            delta: delta.into(),
-        };
-        if let Err(event) = self.sink.try_hold(event) {
-            self.sink.send(event).await;
-        }
+        self.sink
+            .send(AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta: delta.into(),
+            })
+            .await;
     }
 
     /// Sets the signature of the open thinking block (or of the last one).
@@ -545,10 +304,9 @@ impl ReplyBuilder {
     /// it is not dropped silently, the reply then ends with an error saying so
     /// ([`finish`](Self::finish) fails).
     pub async fn tool_call_delta(&mut self, delta: impl Into<Cow<'_, str>>) {
-        let delta = delta.into();
-        if delta.is_empty() {
+        let Err(delta) = self.tool_call_delta_now(delta.into()) else {
             return;
-        }
+        };
         let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
             self.out_of_order.get_or_insert_with(|| {
                 format!(
@@ -560,13 +318,79 @@ impl ReplyBuilder {
         };
         raw.push_str(&delta);
         let content_index = *index;
-        let event = AssistantMessageEvent::ToolcallDelta {
-            content_index,
-            delta: delta.into(),
-        };
-        if let Err(event) = self.sink.try_hold(event) {
-            self.sink.send(event).await;
+        self.sink
+            .send(AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta: delta.into(),
+            })
+            .await;
+    }
+
+    /// What [`text`](Self::text) does when that needs no waiting: a non-empty `delta` for the
+    /// open text block, with room in the sink's batch. Hands `delta` back, nothing changed,
+    /// otherwise (then call `text`). The per-delta path of a decoder that can skip a future.
+    pub(crate) fn text_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
+        if delta.is_empty() {
+            return Ok(());
         }
+        let Some(OpenBlock::Text(index)) = self.open else {
+            return Err(delta);
+        };
+        let Some(mut held) = self.sink.room() else {
+            return Err(delta);
+        };
+        if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
+            t.text.push_str(&delta);
+        }
+        held.push(AssistantMessageEvent::TextDelta {
+            content_index: index,
+            delta: delta.into(),
+        });
+        Ok(())
+    }
+
+    /// [`thinking`](Self::thinking) when that needs no waiting, as [`text_now`](Self::text_now).
+    pub(crate) fn thinking_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
+        if delta.is_empty() {
+            return Ok(());
+        }
+        let Some(OpenBlock::Thinking(index)) = self.open else {
+            return Err(delta);
+        };
+        let Some(mut held) = self.sink.room() else {
+            return Err(delta);
+        };
+        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
+            t.thinking.push_str(&delta);
+        }
+        held.push(AssistantMessageEvent::ThinkingDelta {
+            content_index: index,
+            delta: delta.into(),
+        });
+        Ok(())
+    }
+
+    /// [`tool_call_delta`](Self::tool_call_delta) when that needs no waiting (a tool call is
+    /// open, the sink's batch has room), as [`text_now`](Self::text_now).
+    pub(crate) fn tool_call_delta_now<'a>(
+        &mut self,
+        delta: Cow<'a, str>,
+    ) -> Result<(), Cow<'a, str>> {
+        if delta.is_empty() {
+            return Ok(());
+        }
+        let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
+            return Err(delta);
+        };
+        let Some(mut held) = self.sink.room() else {
+            return Err(delta);
+        };
+        raw.push_str(&delta);
+        held.push(AssistantMessageEvent::ToolcallDelta {
+            content_index: *index,
+            delta: delta.into(),
+        });
+        Ok(())
     }
 
     /// Closes the open block, sending its `*_end` event.
