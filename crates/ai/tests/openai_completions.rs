@@ -857,3 +857,74 @@ async fn a_fragment_for_a_finished_tool_call_is_an_error() {
         Some("a tool-call fragment for index 0 arrived after that call had ended")
     );
 }
+
+/// A long reply (text, then two tool calls of many fragments with escapes) read through the
+/// decoder's per-event path: every fragment is one delta event, in order, for its block.
+/// (The full-batch fallback of that path is tested in `reply`.)
+#[tokio::test]
+async fn every_fragment_of_a_long_reply_is_one_delta_in_order() {
+    let texts: Vec<String> = (0..600).map(|i| format!("t{i} \"q\"\n")).collect();
+    let fragments = |call: usize| -> Vec<String> {
+        let mut out = vec![format!("{{\"n\":{call},\"s\":\"")];
+        out.extend((0..700).map(|i| format!("{call}.{i}\\n\\\"")));
+        out.push("\"}".to_string());
+        out
+    };
+    let mut chunks: Vec<Value> = texts.iter().map(|t| text_chunk(t)).collect();
+    let mut expected_args = Vec::new();
+    for call in 0..2u64 {
+        chunks.push(
+            json!({"id": "c1", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": call, "id": format!("call_{call}"), "type": "function",
+             "function": {"name": "write", "arguments": ""}}]}}]}),
+        );
+        let parts = fragments(call as usize);
+        for part in &parts {
+            chunks.push(
+                json!({"id": "c1", "choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": call, "function": {"arguments": part}}]}}]}),
+            );
+        }
+        expected_args.push(parts);
+    }
+    chunks.push(finish_chunk("tool_calls"));
+    // One write: network reads of many events each.
+    let server = TestServer::start(vec![Reply::sse([sse(&chunks).concat()])])
+        .await
+        .unwrap();
+    let (events, message) = run(&model(&server), &user_context("go"), fast_options()).await;
+    let text_deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta,
+            } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        text_deltas,
+        texts.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    for (call, parts) in expected_args.iter().enumerate() {
+        let deltas: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                AssistantMessageEvent::ToolcallDelta {
+                    content_index,
+                    delta,
+                } if *content_index == call + 1 => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deltas, parts.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    assert_eq!(message.text(), texts.concat());
+    let calls: Vec<&ToolCall> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 2);
+    for (call, parts) in calls.iter().zip(&expected_args) {
+        let expected: Value = serde_json::from_str(&parts.concat()).expect("arguments");
+        assert_eq!(Value::Object(call.arguments.clone()), expected);
+    }
+}

@@ -181,14 +181,16 @@ impl<S> EnvelopeCache<S> {
         data: &'d str,
         wanted: impl Fn(&S) -> bool,
     ) -> Option<Text<'d>> {
-        let (position, fragment) = self.entries.iter().enumerate().find_map(
-            |(position, (envelope, skeleton))| {
-                if !wanted(skeleton) {
-                    return None;
-                }
-                Some((position, envelope.string_in(data)?))
-            },
-        )?;
+        let (position, fragment) =
+            self.entries
+                .iter()
+                .enumerate()
+                .find_map(|(position, (envelope, skeleton))| {
+                    if !wanted(skeleton) {
+                        return None;
+                    }
+                    Some((position, envelope.string_in(data)?))
+                })?;
         if position > 0 {
             // (Not for the first entry: rotating one element still moves it twice.)
             self.entries[..=position].rotate_right(1);

@@ -529,3 +529,55 @@ fn quote(text: &str) -> String {
         format!("{cut}… ({} bytes in all)", text.len())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+    use crate::stream::AssistantMessageEventStream;
+
+    /// Deltas applied at once fill the sink's batch; at a full batch the delta is handed back
+    /// unchanged and `tool_call_delta` sends it, waiting for the consumer. Nothing is lost or
+    /// reordered on either path.
+    #[tokio::test]
+    async fn deltas_applied_at_once_stop_at_a_full_batch_and_none_is_lost() {
+        let (sink, stream) = AssistantMessageEventStream::channel(None);
+        let consumer = tokio::spawn(stream.collect::<Vec<_>>());
+        let deferring = sink.deferring();
+        let model = Model::openai_compatible("http://127.0.0.1:9/v1", "m");
+        let mut out = ReplyBuilder::new(&model, deferring.clone());
+        out.tool_call_start("call_1", "write").await;
+        let fragments: Vec<String> = (0..1000).map(|i| format!("{i},")).collect();
+        let mut handed_back = 0;
+        for fragment in &fragments {
+            if let Err(delta) = out.tool_call_delta_now(Cow::Borrowed(fragment)) {
+                assert_eq!(delta, fragment.as_str());
+                handed_back += 1;
+                out.tool_call_delta(delta).await;
+            }
+        }
+        let raw = match &out.open {
+            Some(OpenBlock::ToolCall { raw, .. }) => raw.clone(),
+            other => panic!("open block {other:?}"),
+        };
+        assert_eq!(raw, fragments.concat());
+        out.finish(StopReason::ToolUse).await;
+        deferring.flush().await;
+        deferring.flush_terminal().await;
+        drop((deferring, sink));
+        let events = consumer.await.expect("consumer");
+        let deltas: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                AssistantMessageEvent::ToolcallDelta { delta, .. } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            deltas,
+            fragments.iter().map(String::as_str).collect::<Vec<_>>()
+        );
+        assert!(handed_back >= 3, "{handed_back} handed back");
+    }
+}
