@@ -330,42 +330,44 @@ impl ReplyBuilder {
     /// open text block, with room in the sink's batch. Hands `delta` back, nothing changed,
     /// otherwise (then call `text`). The per-delta path of a decoder that can skip a future.
     pub(crate) fn text_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
-        if delta.is_empty() {
-            return Ok(());
-        }
-        let Some(OpenBlock::Text(index)) = self.open else {
-            return Err(delta);
-        };
-        let Some(mut held) = self.sink.room() else {
-            return Err(delta);
-        };
-        if let Some(AssistantContent::Text(t)) = self.message.content.get_mut(index) {
-            t.text.push_str(&delta);
-        }
-        held.push(AssistantMessageEvent::TextDelta {
-            content_index: index,
-            delta: delta.into(),
-        });
-        Ok(())
+        self.prose_now(delta, false)
     }
 
     /// [`thinking`](Self::thinking) when that needs no waiting, as [`text_now`](Self::text_now).
     pub(crate) fn thinking_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
+        self.prose_now(delta, true)
+    }
+
+    /// [`text_now`](Self::text_now), or [`thinking_now`](Self::thinking_now) when `thinking`.
+    fn prose_now<'a>(&mut self, delta: Cow<'a, str>, thinking: bool) -> Result<(), Cow<'a, str>> {
         if delta.is_empty() {
             return Ok(());
         }
-        let Some(OpenBlock::Thinking(index)) = self.open else {
-            return Err(delta);
+        let index = match (&self.open, thinking) {
+            (Some(OpenBlock::Text(index)), false) | (Some(OpenBlock::Thinking(index)), true) => {
+                *index
+            }
+            _ => return Err(delta),
         };
         let Some(mut held) = self.sink.room() else {
             return Err(delta);
         };
-        if let Some(AssistantContent::Thinking(t)) = self.message.content.get_mut(index) {
-            t.thinking.push_str(&delta);
+        match self.message.content.get_mut(index) {
+            Some(AssistantContent::Text(t)) if !thinking => t.text.push_str(&delta),
+            Some(AssistantContent::Thinking(t)) if thinking => t.thinking.push_str(&delta),
+            _ => {}
         }
-        held.push(AssistantMessageEvent::ThinkingDelta {
-            content_index: index,
-            delta: delta.into(),
+        let delta = delta.into();
+        held.push(if thinking {
+            AssistantMessageEvent::ThinkingDelta {
+                content_index: index,
+                delta,
+            }
+        } else {
+            AssistantMessageEvent::TextDelta {
+                content_index: index,
+                delta,
+            }
         });
         Ok(())
     }

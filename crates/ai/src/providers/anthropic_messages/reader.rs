@@ -44,9 +44,8 @@ impl BlockDeltaReader {
     /// the stream applies): an event read through its envelope is not built into a
     /// [`BlockDeltaData`] first, nor its delta type compared by name.
     pub fn read_text<'d>(&mut self, data: &'d str) -> Option<(u64, DeltaText<'d>)> {
-        if let Some(fragment) = self.cache.fragment(data) {
-            let skeleton = *self.cache.skeleton()?;
-            return Some((skeleton.index, DeltaText::new(skeleton.kind, fragment.0)));
+        if let Some(read) = self.fragment_text(data) {
+            return Some(read);
         }
         self.parse(data)
             .map(|event| (event.index, event.delta.into_delta_text()))

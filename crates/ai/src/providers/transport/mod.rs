@@ -266,11 +266,7 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
                 return;
             }
         };
-        if event.trimmed_data().is_empty() {
-            source.recycle(event);
-            continue;
-        }
-        if decoder.event_now(&event) {
+        if event.trimmed_data().is_empty() || decoder.event_now(&event) {
             source.recycle(event);
             continue;
         }
