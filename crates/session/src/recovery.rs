@@ -49,17 +49,25 @@ impl SessionBinding {
         input: impl Into<PromptInput>,
     ) -> Result<RunOutcome, RunError> {
         ran(agent.prompt(input).await)?;
-        self.recover(agent).await?;
-        self.check_appends()?;
-        Ok(agent.last_outcome()?)
+        let gave_up = self.recover(agent).await?;
+        self.outcome(agent, gave_up)
     }
 
     /// `agent.continue_()` with the same recovery as [`prompt`](Self::prompt).
     pub async fn continue_(&self, agent: &Agent) -> Result<RunOutcome, RunError> {
         ran(agent.continue_().await)?;
-        self.recover(agent).await?;
+        let gave_up = self.recover(agent).await?;
+        self.outcome(agent, gave_up)
+    }
+
+    /// The outcome after recovery: a failed append, else the failed reply recovery left out
+    /// and could not replace, else the agent's last outcome.
+    fn outcome(&self, agent: &Agent, gave_up: Option<AgentError>) -> Result<RunOutcome, RunError> {
         self.check_appends()?;
-        Ok(agent.last_outcome()?)
+        match gave_up {
+            Some(error) => Err(error.into()),
+            None => Ok(agent.last_outcome()?),
+        }
     }
 
     /// Compacts the session now with `summarizer` (pi's `/compact` and RPC `compact`) and
@@ -154,14 +162,17 @@ impl SessionBinding {
         });
     }
 
-    async fn recover(&self, agent: &Agent) -> Result<(), AgentError> {
+    /// Recovers after a run; `Some` when the failed reply was left out of the context and no
+    /// retry replaced it (the error says what the reply was and why the retry did not happen).
+    async fn recover(&self, agent: &Agent) -> Result<Option<AgentError>, AgentError> {
         let Some(auto) = self.auto.clone() else {
-            return Ok(());
+            return Ok(None);
         };
         if lock(&self.shared).append_failed() {
-            return Ok(());
+            return Ok(None);
         }
         let mut retried = false;
+        let mut gave_up = None;
         loop {
             let last = agent.messages().last().cloned();
             let Some(Message::Assistant(reply)) = last else {
@@ -192,20 +203,23 @@ impl SessionBinding {
                         )
                         .await;
                     if outcome.entry_id.is_none() {
+                        let why = outcome.error.unwrap_or_else(|| "nothing to compact".into());
+                        gave_up = Some(left_out(&reply, &why));
                         break;
                     }
                     if let Err(e) = self.give_context(agent) {
-                        self.give_up(format!("the retry could not start: {e}"));
+                        let why = format!("the retry could not start: {e}");
+                        self.give_up(why.clone());
+                        gave_up = Some(left_out(&reply, &why));
                         break;
                     }
                     // `continue_` refuses an empty history or one ending in a reply; the run
                     // would then fail with an error that says nothing about the overflow.
                     if matches!(agent.messages().last(), None | Some(Message::Assistant(_))) {
-                        self.give_up(
-                            "the retry could not start: the compacted context is empty or \
-                             ends in a reply"
-                                .into(),
-                        );
+                        let why = "the retry could not start: the compacted context is empty or \
+                                   ends in a reply";
+                        self.give_up(why.into());
+                        gave_up = Some(left_out(&reply, why));
                         break;
                     }
                     ran(agent.continue_().await)?;
@@ -244,6 +258,22 @@ impl SessionBinding {
                 format!("the agent keeps its history: {e}"),
             );
         }
-        Ok(())
+        Ok(gave_up)
+    }
+}
+
+/// The error of a run whose failed `reply` recovery left out of the context and could not
+/// retry (`why`): the reply's own error, or that it stopped at the output limit.
+fn left_out(reply: &oxpi_ai::AssistantMessage, why: &str) -> AgentError {
+    let what = match (&reply.error_message, reply.stop_reason) {
+        (Some(error), _) => error.clone(),
+        (None, StopReason::Length) => {
+            "the reply stopped at the context window and was left out of the context".into()
+        }
+        (None, _) => "the reply was left out of the context".into(),
+    };
+    AgentError::Run {
+        error_message: format!("{what}; context overflow recovery failed: {why}"),
+        stop_reason: Some(reply.stop_reason),
     }
 }

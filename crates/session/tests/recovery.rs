@@ -7,12 +7,13 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use oxpi_agent_core::{Agent, AgentOptions};
+use oxpi_agent_core::{Agent, AgentError, AgentOptions};
 use oxpi_ai::faux::{FauxProvider, FauxReply};
 use oxpi_ai::{Context, Message, ProviderRegistry, StopReason, Usage};
 use oxpi_session::{
     bind_agent_with, to_llm_messages, AutoCompaction, CompactionReason, CompactionSettings,
-    ModelSummarizer, NewSessionOptions, SessionBinding, SessionManager, SUMMARY_SYSTEM_PROMPT,
+    ModelSummarizer, NewSessionOptions, RunError, SessionBinding, SessionManager,
+    SUMMARY_SYSTEM_PROMPT,
 };
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -30,6 +31,21 @@ struct Script {
 fn setup(
     d: &common::Dirs,
     reply: fn(usize) -> FauxReply,
+) -> (
+    Agent,
+    SessionBinding,
+    Script,
+    AutoCompaction,
+    ModelSummarizer,
+) {
+    setup_with_turns(d, reply, 6)
+}
+
+/// [`setup`] with `earlier` turns in the session before the prompt.
+fn setup_with_turns(
+    d: &common::Dirs,
+    reply: fn(usize) -> FauxReply,
+    earlier: usize,
 ) -> (
     Agent,
     SessionBinding,
@@ -75,7 +91,7 @@ fn setup(
     let mut session =
         SessionManager::create(&d.cwd, &d.sessions, NewSessionOptions::new()).expect("create");
     // Earlier turns, far below the threshold by the estimate (the provider counts otherwise).
-    for t in 0..6 {
+    for t in 0..earlier {
         session
             .append_message(&Message::user(format!("note {t}: {}", "n".repeat(400))))
             .expect("user");
@@ -228,6 +244,52 @@ async fn an_early_length_stop_is_retried_once_after_compacting() {
     assert_eq!(script.requests.lock().expect("requests").len(), 2);
     let last = serde_json::to_value(agent.messages().last().expect("reply")).expect("json");
     assert_eq!(text_of(&last), "The launch code is in my notes.");
+    assert_eq!(prompts_in_file(&file_lines(&binding)), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_reply_cut_at_the_window_with_nothing_to_compact_is_the_outcome() {
+    let d = common::dirs();
+    let (agent, binding, script, _auto, _) = setup_with_turns(
+        &d,
+        |_| {
+            let mut cut = FauxReply::text("src/a/src/a/src/a").with_stop_reason(StopReason::Length);
+            cut.usage = Usage {
+                output: 3,
+                ..Usage::default()
+            };
+            cut
+        },
+        0,
+    );
+    // Nothing precedes the prompt, so there is nothing to compact and no retry: the run fails
+    // saying so, not with "No messages to continue from".
+    let error = binding
+        .prompt(&agent, PROMPT)
+        .await
+        .expect_err("the cut reply is the run's failure");
+    assert_eq!(
+        error.to_string(),
+        "the reply stopped at the context window and was left out of the context; \
+         context overflow recovery failed: nothing to compact"
+    );
+    assert!(matches!(
+        error,
+        RunError::Agent(AgentError::Run {
+            stop_reason: Some(StopReason::Length),
+            ..
+        })
+    ));
+    let (outcomes, _) = binding.take_compactions();
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert_eq!(outcomes[0].error.as_deref(), Some("nothing to compact"));
+    assert_eq!(script.requests.lock().expect("requests").len(), 1);
+    // The prompt stays in the context and the file, for the user to retry.
+    let history = serde_json::to_value(agent.messages().as_ref()).expect("json");
+    assert_eq!(
+        history.as_array().map(|m| text_of(&m[0])),
+        Some(PROMPT.into())
+    );
     assert_eq!(prompts_in_file(&file_lines(&binding)), 1);
 }
 
