@@ -39,14 +39,28 @@ impl SseEvent {
     /// at any character when the data begins and ends with a printable ASCII character (a JSON
     /// object does): called once per event, where `trim` costs about 50 instructions.
     pub fn trimmed_data(&self) -> &str {
-        let bytes = self.data.as_bytes();
-        match (bytes.first(), bytes.last()) {
-            (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => {
-                &self.data
-            }
-            _ => self.data.trim(),
-        }
+        trimmed(&self.data)
     }
+}
+
+/// `data` without leading and trailing whitespace (see [`SseEvent::trimmed_data`]).
+fn trimmed(data: &str) -> &str {
+    let bytes = data.as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => data,
+        _ => data.trim(),
+    }
+}
+
+/// An event of the most common shape read in place (see [`SseDecoder::peek_simple`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SimpleEvent<'a> {
+    /// The event's name (`message` when it has no `event` line).
+    pub event: &'static str,
+    /// Its data, trimmed as [`SseEvent::trimmed_data`].
+    pub data: &'a str,
+    /// How many bytes of the input it takes.
+    pub len: usize,
 }
 
 /// Event names handed out borrowed instead of allocated per event: the default `message` and
@@ -247,6 +261,52 @@ impl SseDecoder {
         Ok(None)
     }
 
+    /// The event `input` begins with, read in place, when this decoder is between events and
+    /// the event has the shape nearly every event of a long stream has: an optional
+    /// `event: NAME` line naming a known event, one `data: …` line of UTF-8, and the blank
+    /// line, all ending in LF and all in `input`. It is what [`next_event`](Self::next_event)
+    /// would return, without copying the data; `None` for any other shape (then `next_event`
+    /// reads it). Nothing is consumed: [`skip`](Self::skip) the event once it was used.
+    pub(crate) fn peek_simple<'a>(&self, input: &'a [u8]) -> Option<SimpleEvent<'a>> {
+        if !self.started
+            || self.after_cr
+            || !self.line.is_empty()
+            || self.has_data
+            || self.known_event.is_some()
+            || !self.event.is_empty()
+        {
+            return None;
+        }
+        let (event, rest) = match input.strip_prefix(b"event: ") {
+            Some(rest) => {
+                let end = self.line_ends.find(rest)?;
+                let name = KNOWN_EVENT_NAMES
+                    .iter()
+                    .find(|name| name.as_bytes() == &rest[..end])?;
+                (*name, rest.get(end + 1..).filter(|_| rest[end] == b'\n')?)
+            }
+            None => ("message", input),
+        };
+        let rest = rest.strip_prefix(b"data: ")?;
+        let end = self.line_ends.find(rest)?;
+        if rest[end] != b'\n' || rest.get(end + 1) != Some(&b'\n') {
+            return None;
+        }
+        let data = simdutf8::basic::from_utf8(&rest[..end]).ok()?;
+        Some(SimpleEvent {
+            event,
+            data: trimmed(data),
+            len: input.len() - rest.len() + end + 2,
+        })
+    }
+
+    /// Passes over `len` bytes of input that hold whole events read with
+    /// [`peek_simple`](Self::peek_simple).
+    pub(crate) fn skip(&mut self, len: usize) {
+        self.offset += len as u64;
+        self.line_start = self.offset;
+    }
+
     /// Hands back an event the caller is done with, so the next event's data reuses its
     /// buffer instead of allocating one (reading one event at a time, a stream then allocates
     /// its data buffer once). Does nothing once the next event's data has begun, or for a
@@ -403,6 +463,69 @@ mod tests {
         for size in 1..stream.len() {
             let chunks: Vec<&[u8]> = stream.chunks(size).collect();
             assert_eq!(decode_in(&chunks).unwrap(), whole, "chunks of {size}");
+        }
+    }
+
+    /// Decodes `chunks` as the transport does: each event read in place where
+    /// [`SseDecoder::peek_simple`] takes it, else by `next_event`. Returns each event's name and
+    /// trimmed data, how many were read in place, and the error, if any.
+    fn decode_peeking(chunks: &[&[u8]]) -> (Vec<(String, String)>, usize, Option<SseError>) {
+        let mut decoder = SseDecoder::new();
+        let (mut out, mut peeked) = (Vec::new(), 0);
+        for chunk in chunks {
+            let mut input: &[u8] = chunk;
+            loop {
+                if let Some(simple) = decoder.peek_simple(input) {
+                    out.push((simple.event.to_string(), simple.data.to_string()));
+                    decoder.skip(simple.len);
+                    input = &input[simple.len..];
+                    peeked += 1;
+                    continue;
+                }
+                match decoder.next_event(&mut input) {
+                    Ok(Some(event)) => {
+                        out.push((event.event.to_string(), event.trimmed_data().to_string()))
+                    }
+                    Ok(None) => break,
+                    Err(e) => return (out, peeked, Some(e)),
+                }
+            }
+        }
+        (out, peeked, None)
+    }
+
+    #[test]
+    fn events_read_in_place_are_the_events_next_event_reads() {
+        let stream: &[u8] = b"data: one\n\nevent: content_block_delta\ndata: {\"a\":1}\n\n\
+            event: custom\ndata: x\n\ndata: two\r\n\r\n: note\ndata:  spaced \n\n\
+            event: ping\ndata: a\ndata: b\n\nid: 7\ndata: after-id\n\ndata: \n\n\
+            event: ping\n\ndata: three\n\nevent: message_stop\ndata: {}\n\ndata: \xff\n\n";
+        let plain = {
+            let mut decoder = SseDecoder::new();
+            let mut input = stream;
+            let mut out = Vec::new();
+            let error = loop {
+                match decoder.next_event(&mut input) {
+                    Ok(Some(e)) => out.push((e.event.to_string(), e.trimmed_data().to_string())),
+                    Ok(None) => break None,
+                    Err(e) => break Some(e),
+                }
+            };
+            (out, error)
+        };
+        assert_eq!(plain.0.len(), 10, "{:?}", plain.0);
+        assert!(plain.1.is_some(), "the last line is not UTF-8");
+        for size in 1..=stream.len() {
+            let chunks: Vec<&[u8]> = stream.chunks(size).collect();
+            let (events, peeked, error) = decode_peeking(&chunks);
+            assert_eq!((&events, &error), (&plain.0, &plain.1), "chunks of {size}");
+            if size == stream.len() {
+                // In place: content_block_delta, the empty data, message_stop. Not: one (the
+                // first bytes may be a BOM), custom (an unknown name), two (CRLF), spaced (read
+                // with the comment before it), a+b (two data lines), after-id (an id line),
+                // three (read with the lines of the data-less ping before it).
+                assert_eq!(peeked, 3, "{events:?}");
+            }
         }
     }
 

@@ -56,12 +56,12 @@ impl EventDecoder for AnthropicDecoder {
         }
     }
 
-    fn event_now(&mut self, event: &SseEvent) -> bool {
+    fn event_now(&mut self, event: &str, data: &str) -> bool {
         // A `content_block_delta` read through its envelope (no parsing, nothing learned).
-        if event.event != "content_block_delta" {
+        if event != "content_block_delta" {
             return false;
         }
-        match self.deltas.fragment_text(event.trimmed_data()) {
+        match self.deltas.fragment_text(data) {
             Some((index, delta)) => self.processor.process_block_delta_now(index, delta),
             None => false,
         }

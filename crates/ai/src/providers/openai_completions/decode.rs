@@ -55,12 +55,9 @@ impl EventDecoder for ChatDecoder {
         Ok(Flow::Continue)
     }
 
-    fn event_now(&mut self, event: &SseEvent) -> bool {
+    fn event_now(&mut self, _event: &str, data: &str) -> bool {
         // (A rewritten chunk is not the event's data; `[DONE]` has no envelope.)
-        self.rewrite.is_none()
-            && self
-                .processor
-                .process_data_now(&mut self.reader, event.trimmed_data())
+        self.rewrite.is_none() && self.processor.process_data_now(&mut self.reader, data)
     }
 }
 

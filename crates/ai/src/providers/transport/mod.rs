@@ -98,11 +98,12 @@ pub(crate) trait EventDecoder: Decoder {
     /// Applies one event; `Err` ends the reply with that failure (partial content kept).
     fn event(&mut self, event: &SseEvent) -> impl Future<Output = Result<Flow, Failure>> + Send;
 
-    /// Applies `event` when that needs no waiting (the common delta of an open block, with
-    /// room in the sink's batch), without making and polling [`event`](Self::event)'s future:
-    /// `true` when it did (the stream goes on); `false` when it applied nothing, and then
-    /// `event` takes it. The per-event path of a long stream.
-    fn event_now(&mut self, _event: &SseEvent) -> bool {
+    /// Applies the event named `event` with (trimmed) `data` when that needs no waiting (the
+    /// common delta of an open block, with room in the sink's batch), without making and
+    /// polling [`event`](Self::event)'s future: `true` when it did (the stream goes on);
+    /// `false` when it applied nothing, and then `event` takes it. The per-event path of a
+    /// long stream; its data is usually read in place, never copied out of the network read.
+    fn event_now(&mut self, _event: &str, _data: &str) -> bool {
         false
     }
 }
@@ -254,6 +255,16 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
     };
     drop(prepared);
     loop {
+        // The common event, read in place from the network read and applied at once.
+        let mut tried = false;
+        if let Some(simple) = source.peek_simple() {
+            let len = simple.len;
+            if decoder.event_now(simple.event, simple.data) {
+                source.consume(len);
+                continue;
+            }
+            tried = true;
+        }
         let step = match source.next_buffered() {
             Some(step) => step,
             None => next_sse(&mut source, options).await,
@@ -266,7 +277,8 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
                 return;
             }
         };
-        if event.trimmed_data().is_empty() || decoder.event_now(&event) {
+        let data = event.trimmed_data();
+        if data.is_empty() || (!tried && decoder.event_now(&event.event, data)) {
             source.recycle(event);
             continue;
         }

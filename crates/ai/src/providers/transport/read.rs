@@ -9,7 +9,7 @@ use super::open::deadline_text;
 use crate::diagnostics::error_chain;
 use crate::failure::{Failure, FailureKind};
 use crate::options::StreamOptions;
-use crate::sse::{SseDecoder, SseEvent};
+use crate::sse::{SimpleEvent, SseDecoder, SseEvent};
 
 /// An open event stream: the response body, decoded as it arrives by [`SseDecoder`], one
 /// event at a time.
@@ -43,6 +43,19 @@ impl SseSource {
     pub fn close(&mut self) {
         self.response = None;
         self.unread = Bytes::new();
+    }
+
+    /// The next event of the bytes already read, in place, when it has the common shape (see
+    /// [`SseDecoder::peek_simple`]); [`consume`](Self::consume) it once used, or leave it to
+    /// [`next_buffered`](Self::next_buffered).
+    pub(crate) fn peek_simple(&self) -> Option<SimpleEvent<'_>> {
+        self.decoder.peek_simple(&self.unread)
+    }
+
+    /// Passes over the event [`peek_simple`](Self::peek_simple) returned (`len`, its length).
+    pub(crate) fn consume(&mut self, len: usize) {
+        self.unread.advance(len);
+        self.decoder.skip(len);
     }
 
     /// The next event of the bytes already read, without waiting: what [`next_sse`] returns
