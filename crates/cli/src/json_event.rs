@@ -79,6 +79,11 @@ pub(crate) struct RecordWriter {
 impl RecordWriter {
     /// Writes `record` and a LF. A closed stdout is ignored (the reader left).
     pub(crate) fn write(&self, record: &Value) {
+        self.write_serialized(record);
+    }
+
+    /// Writes any serializable `record` and a LF, as [`write`](Self::write).
+    pub(crate) fn write_serialized<T: serde::Serialize + ?Sized>(&self, record: &T) {
         let Ok(mut line) = serde_json::to_vec(record) else {
             return;
         };

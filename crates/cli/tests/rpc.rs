@@ -136,8 +136,40 @@ async fn prompt_with_a_tool_call_then_state_messages_and_errors() {
         "the response comes before the run's events"
     );
 
-    let state = rpc.call(json!({"type": "get_state"})).await;
-    let state = data(&state);
+    let response = rpc.call(json!({"type": "get_state"})).await;
+    let mut keys: Vec<&str> = response
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["command", "data", "id", "success", "type"]);
+    let state = data(&response);
+    let mut keys: Vec<&str> = state
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    // pi's RpcSessionState (`sessionName` only once the session has one).
+    assert_eq!(
+        keys,
+        [
+            "autoCompactionEnabled",
+            "followUpMode",
+            "isCompacting",
+            "isStreaming",
+            "messageCount",
+            "model",
+            "pendingMessageCount",
+            "sessionFile",
+            "sessionId",
+            "steeringMode",
+            "thinkingLevel"
+        ]
+    );
     assert_eq!(state["isStreaming"], false);
     assert_eq!(
         state["messageCount"], 5,
