@@ -57,20 +57,23 @@ pub(crate) async fn run_print(
         })
     });
     let mut code = 0;
+    let mut failure = None;
     for (i, prompt) in prompts.iter().enumerate() {
         // A failed run is reported from the history below, as pi does.
-        if let Err(e) = runtime
+        match runtime
             .prompt(runtime.prompt_messages(crate::runtime::user_message_with(
                 &runtime.expand_prompt(prompt),
                 if i == 0 { images } else { &[] },
             )))
             .await
-            .map(drop)
-            .or_else(|e| if e.is_run_failure() { Ok(()) } else { Err(e) })
         {
-            eprintln!("{e}");
-            code = 1;
-            break;
+            Ok(()) => failure = None,
+            Err(e) if e.is_run_failure() => failure = Some(e),
+            Err(e) => {
+                eprintln!("{e}");
+                code = 1;
+                break;
+            }
         }
     }
     if terminal {
@@ -81,7 +84,14 @@ pub(crate) async fn run_print(
     }
     let messages = runtime.agent.messages();
     let Some(Message::Assistant(reply)) = messages.last() else {
-        return 0;
+        // A failure whose reply is not in the history (recovery left it out of the context).
+        return match failure {
+            Some(e) => {
+                eprintln!("{e}");
+                1
+            }
+            None => 0,
+        };
     };
     match reply.stop_reason {
         StopReason::Error | StopReason::Aborted => {

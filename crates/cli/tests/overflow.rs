@@ -195,6 +195,24 @@ async fn print_mode_recovers_from_a_context_overflow_by_compacting_and_retrying(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_overflow_with_nothing_to_compact_fails_the_command_saying_so() {
+    let d = dirs();
+    let server = server(Script::default()).await;
+    let out = print(&d, &server, &[], false, "overflow 1st").await;
+    assert_eq!(out.code, Some(1), "stdout: {}", out.stdout);
+    assert!(
+        out.stderr.contains("maximum context length is 4096 tokens")
+            && out
+                .stderr
+                .contains("context overflow recovery failed: nothing to compact"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(summary_requests(&server), 0);
+    assert_eq!(user_prompts(&entries(&d)), ["overflow 1st"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn json_mode_recovers_from_a_context_overflow_by_compacting_and_retrying() {
     let (d, server, out) = overflow_in(&["--mode", "json"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
