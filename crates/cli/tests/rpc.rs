@@ -102,6 +102,18 @@ impl Rpc {
     }
 }
 
+/// The keys of the object `value`, sorted.
+fn sorted_keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
 fn data(response: &Value) -> &Value {
     assert_eq!(response["success"], true, "{response}");
     &response["data"]
@@ -137,25 +149,14 @@ async fn prompt_with_a_tool_call_then_state_messages_and_errors() {
     );
 
     let response = rpc.call(json!({"type": "get_state"})).await;
-    let mut keys: Vec<&str> = response
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort_unstable();
-    assert_eq!(keys, ["command", "data", "id", "success", "type"]);
+    assert_eq!(
+        sorted_keys(&response),
+        ["command", "data", "id", "success", "type"]
+    );
     let state = data(&response);
-    let mut keys: Vec<&str> = state
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort_unstable();
     // pi's RpcSessionState (`sessionName` only once the session has one).
     assert_eq!(
-        keys,
+        sorted_keys(state),
         [
             "autoCompactionEnabled",
             "followUpMode",

@@ -28,31 +28,22 @@ struct Script {
     summaries: Arc<Mutex<usize>>,
 }
 
-fn setup(
-    d: &common::Dirs,
-    reply: fn(usize) -> FauxReply,
-) -> (
+/// What a test works with: the agent, its session binding, the model's script, the automatic
+/// compaction and its summarizer.
+type Setup = (
     Agent,
     SessionBinding,
     Script,
     AutoCompaction,
     ModelSummarizer,
-) {
+);
+
+fn setup(d: &common::Dirs, reply: fn(usize) -> FauxReply) -> Setup {
     setup_with_turns(d, reply, 6)
 }
 
 /// [`setup`] with `earlier` turns in the session before the prompt.
-fn setup_with_turns(
-    d: &common::Dirs,
-    reply: fn(usize) -> FauxReply,
-    earlier: usize,
-) -> (
-    Agent,
-    SessionBinding,
-    Script,
-    AutoCompaction,
-    ModelSummarizer,
-) {
+fn setup_with_turns(d: &common::Dirs, reply: fn(usize) -> FauxReply, earlier: usize) -> Setup {
     let faux = FauxProvider::new().with_chunk_chars(64);
     let script = Script {
         requests: Arc::default(),
