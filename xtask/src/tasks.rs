@@ -135,21 +135,19 @@ pub(crate) fn load(root: &Path) -> Result<Vec<Task>, String> {
 
 /// A fresh copy of the task's project, the agent's working directory.
 pub(crate) fn workdir(task: &Task) -> Result<PathBuf, String> {
-    // The agent sees its working directory (pi's prompt names it), so it is a neutral
-    // `…/project`, as a user's would be, not one that names the task.
-    let base = std::env::temp_dir()
-        .join(format!(
-            "oxpi-task-{}-{}-{}",
-            task.name,
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ))
-        .join("project");
-    copy_dir(&task.dir.join("project"), &base)?;
-    Ok(base)
+    // The agent sees its working directory (pi's prompt names it), so it is a short, neutral
+    // `/tmp/oxpi-tasks/<n>/project`, as a user's would be: no task name, no long numbers for a
+    // small model to copy into its paths. `<n>` is the first number free, claimed by creating
+    // it (concurrent runs get different ones).
+    let base = std::env::temp_dir().join("oxpi-tasks");
+    std::fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+    let run_dir = (1..=100_000)
+        .map(|n| base.join(n.to_string()))
+        .find(|dir| std::fs::create_dir(dir).is_ok())
+        .ok_or_else(|| format!("no free directory under {}", base.display()))?;
+    let project = run_dir.join("project");
+    copy_dir(&task.dir.join("project"), &project)?;
+    Ok(project)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
