@@ -87,7 +87,7 @@ fn messages(rpc: &Rpc) -> Value {
 /// of the round trip.
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct State {
+struct State {
     model: Model,
     thinking_level: &'static str,
     is_streaming: bool,
@@ -105,7 +105,7 @@ pub(crate) struct State {
 
 /// `get_state`'s success response (`id` as the command had it).
 #[derive(serde::Serialize)]
-pub(crate) struct StateResponse<'a> {
+struct StateResponse<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a Value>,
     #[serde(rename = "type")]
@@ -116,7 +116,7 @@ pub(crate) struct StateResponse<'a> {
 }
 
 /// The response to a `get_state` command with `id`.
-pub(crate) fn state_response<'a>(rpc: &Rpc, id: Option<&'a Value>) -> StateResponse<'a> {
+fn state_response<'a>(rpc: &Rpc, id: Option<&'a Value>) -> StateResponse<'a> {
     StateResponse {
         id,
         kind: "response",
@@ -211,9 +211,12 @@ async fn dispatch(
             rpc.queue_update();
             ok(Some(json!({"steering": steering, "followUp": follow_up})))
         }
-        "get_state" => ok(Some(
-            serde_json::to_value(state(rpc)).unwrap_or(Value::Null),
-        )),
+        // Written from its typed form: clients poll it, and a `Value` tree of it cost more
+        // than the rest of the round trip.
+        "get_state" => {
+            rpc.out.write_serialized(&state_response(rpc, id.as_ref()));
+            Ok(None)
+        }
         "get_messages" => ok(Some(json!({"messages": messages(rpc)}))),
         "set_model" => {
             let provider = str_field(command, "provider")?;

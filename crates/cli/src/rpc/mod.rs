@@ -389,12 +389,6 @@ fn serve<R: BufRead>(rpc: &Arc<Rpc>, handle: &tokio::runtime::Handle, input: &mu
                 continue;
             }
         };
-        // The command clients poll, answered on this thread without a runtime round.
-        if command.get("type").and_then(Value::as_str) == Some("get_state") {
-            rpc.out
-                .write_serialized(&commands::state_response(rpc, command.get("id")));
-            continue;
-        }
         if let Some(response) = handle.block_on(commands::handle(rpc, &command)) {
             rpc.out.write(&response);
         }
