@@ -305,7 +305,7 @@ impl FauxProvider {
             Some(Queued::Reply(r)) => r,
             Some(Queued::Dynamic(f)) => f(&context),
             None => {
-                out.fail(Failure::config("No more faux responses queued"))
+                out.fail_sending(Failure::config("No more faux responses queued"))
                     .await;
                 return;
             }
@@ -349,7 +349,7 @@ impl FauxProvider {
                     tokio::task::yield_now().await;
                 }
                 if options.cancel.is_cancelled() {
-                    out.fail(Failure::aborted()).await;
+                    out.fail_sending(Failure::aborted()).await;
                     return;
                 }
                 let chunk: String = chunk.iter().collect();
@@ -361,7 +361,7 @@ impl FauxProvider {
             }
         }
         if options.cancel.is_cancelled() {
-            out.fail(Failure::aborted()).await;
+            out.fail_sending(Failure::aborted()).await;
             return;
         }
         let mut usage = reply.usage;
@@ -370,7 +370,7 @@ impl FauxProvider {
         usage.cost.total_from_provider = reply.usage.cost.total_from_provider;
         out.set_usage(usage);
         if let Some(error) = reply.error {
-            out.fail(Failure::provider(error)).await;
+            out.fail_sending(Failure::provider(error)).await;
             return;
         }
         let reason = reply.stop_reason.unwrap_or(if has_tool_calls {
@@ -385,11 +385,11 @@ impl FauxProvider {
                 } else {
                     FailureKind::Provider { retryable: false }
                 };
-                out.fail(Failure::new(kind, "faux reply scripted to fail"))
+                out.fail_sending(Failure::new(kind, "faux reply scripted to fail"))
                     .await;
             }
             _ => {
-                out.finish(reason).await;
+                out.finish_sending(reason).await;
             }
         }
     }

@@ -291,7 +291,15 @@ impl PartialMessage {
             E::TextEnd { .. } | E::ThinkingEnd { .. } => {}
             E::Done { message, .. } | E::Error { error: message, .. } => {
                 self.raw_arguments.clear();
-                self.message = Some((**message).clone());
+                match &mut self.message {
+                    // The content streamed here is the final content as a rule: it is
+                    // compared, not copied again (a large tool call is megabytes).
+                    Some(partial) if partial.content == message.content => {
+                        let content = std::mem::take(&mut partial.content);
+                        *partial = with_content(message, content);
+                    }
+                    partial => *partial = Some((**message).clone()),
+                }
             }
         }
     }
@@ -304,6 +312,51 @@ impl PartialMessage {
 
     fn block(&mut self, index: usize) -> Option<&mut AssistantContent> {
         self.message.as_mut()?.content.get_mut(index)
+    }
+}
+
+/// `message` with `content` instead of its own, copying every other field.
+fn with_content(message: &AssistantMessage, content: Vec<AssistantContent>) -> AssistantMessage {
+    // Every field named, so a new one cannot be left out.
+    let AssistantMessage {
+        content: _,
+        api,
+        provider,
+        model,
+        response_model,
+        response_id,
+        provider_thinking_level,
+        thinking_level,
+        diagnostics,
+        usage,
+        stop_reason,
+        deferred,
+        error_message,
+        raw_stop_reason,
+        end_turn,
+        failure_kind,
+        timestamp,
+        duration_ms,
+    } = message;
+    AssistantMessage {
+        content,
+        api: api.clone(),
+        provider: provider.clone(),
+        model: model.clone(),
+        response_model: response_model.clone(),
+        response_id: response_id.clone(),
+        provider_thinking_level: provider_thinking_level.clone(),
+        thinking_level: *thinking_level,
+        diagnostics: diagnostics.clone(),
+        usage: *usage,
+        stop_reason: *stop_reason,
+        deferred: deferred.clone(),
+        error_message: error_message.clone(),
+        raw_stop_reason: raw_stop_reason.clone(),
+        end_turn: *end_turn,
+        failure_kind: *failure_kind,
+        timestamp: *timestamp,
+        duration_ms: *duration_ms,
     }
 }
 
@@ -366,5 +419,53 @@ impl RawArguments {
 
     fn clear(&mut self) {
         self.0.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::message::StopReason;
+
+    /// A partial message fed `start`, one text block of two deltas and `done` with `last`.
+    fn streamed_then(last: AssistantMessage) -> Option<AssistantMessage> {
+        let mut partial = PartialMessage::new();
+        let start = AssistantMessage::empty("api", "provider", "model");
+        for event in [
+            AssistantMessageEvent::Start {
+                partial: Box::new(start),
+            },
+            AssistantMessageEvent::TextStart { content_index: 0 },
+            AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: "Hello, ".into(),
+            },
+            AssistantMessageEvent::TextDelta {
+                content_index: 0,
+                delta: "world".into(),
+            },
+            AssistantMessageEvent::Done {
+                reason: last.stop_reason,
+                message: Box::new(last),
+            },
+        ] {
+            partial.apply(&event);
+        }
+        partial.take()
+    }
+
+    #[test]
+    fn after_done_the_partial_message_is_the_final_message() {
+        let mut last = AssistantMessage::empty("api", "provider", "model-2025");
+        last.content = vec![AssistantContent::text("Hello, world")];
+        last.stop_reason = StopReason::Length;
+        last.usage.output = 7;
+        last.response_id = Some("resp_1".into());
+        last.timestamp = 42;
+        last.duration_ms = Some(9);
+        // The same content as streamed (kept, the rest copied), and other content (copied).
+        assert_eq!(streamed_then(last.clone()), Some(last.clone()));
+        last.content = vec![AssistantContent::text("Hello, world!")];
+        assert_eq!(streamed_then(last.clone()), Some(last));
     }
 }

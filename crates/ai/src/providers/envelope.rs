@@ -29,6 +29,22 @@ pub struct Envelope {
     prefix: Box<str>,
     /// The chunk from the string's closing quote on.
     suffix: Box<str>,
+    /// The same envelope as the bytes of a whole server-sent event, when its cache reads
+    /// events in place ([`EnvelopeCache::in_events`]).
+    event: Option<EventBytes>,
+}
+
+/// An [`Envelope`] as the bytes of a server-sent event whose data is the chunk, in the shape
+/// [`crate::sse::SseDecoder::peek_simple`] reads: input beginning with `head`, a string
+/// literal's characters and `tail` (which begins with the closing quote) is one event of the
+/// cache's name whose data is the envelope around that literal, since neither part holds a
+/// CR or LF (they come from one data line) and the literal's characters cannot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct EventBytes {
+    /// The event's head (see [`crate::sse::simple_event_head`]) and the prefix.
+    head: Box<[u8]>,
+    /// The suffix and the end of the event.
+    tail: Box<[u8]>,
 }
 
 impl Envelope {
@@ -55,6 +71,38 @@ impl Envelope {
         Some(Envelope {
             prefix: data[..start].into(),
             suffix: data[end..].into(),
+            event: None,
+        })
+    }
+
+    /// This envelope, also matching whole events that begin with `head` (see [`EventBytes`]).
+    fn in_event(mut self, head: &str) -> Envelope {
+        let mut tail = self.suffix.as_bytes().to_vec();
+        tail.extend_from_slice(crate::sse::SIMPLE_EVENT_END);
+        self.event = Some(EventBytes {
+            head: [head.as_bytes(), self.prefix.as_bytes()].concat().into(),
+            tail: tail.into(),
+        });
+        self
+    }
+
+    /// Where the string of the event `input` begins with lies, when `input` begins with a
+    /// whole event of this envelope (see [`EventBytes`]) read by a decoder between events: the
+    /// literal's characters' range, whether they hold escapes, and the event's length. `None`
+    /// otherwise, and always when the envelope was not learned for events.
+    fn literal_at(&self, input: &str) -> Option<Literal> {
+        let event = self.event.as_ref()?;
+        let rest = input.as_bytes().strip_prefix(&*event.head)?;
+        let (end, escaped) = literal_end(rest)?;
+        if !rest[end..].starts_with(&event.tail) {
+            return None;
+        }
+        let start = event.head.len();
+        Some(Literal {
+            start,
+            end: start + end,
+            escaped,
+            len: start + end + event.tail.len(),
         })
     }
 
@@ -98,14 +146,99 @@ static PLAIN: [bool; 256] = {
     plain
 };
 
+/// A string literal found in an event by [`Envelope::literal_at`].
+#[derive(Debug, Clone, Copy)]
+struct Literal {
+    /// Where its characters start in the event (after the opening quote).
+    start: usize,
+    /// Where they end (at the closing quote).
+    end: usize,
+    /// Whether they hold a backslash.
+    escaped: bool,
+    /// The event's length.
+    len: usize,
+}
+
+impl Literal {
+    /// The literal's value: borrowed from `input` when it has no escapes, unescaped into
+    /// `scratch` when its escapes are short ones, parsed by serde_json otherwise; `None` when
+    /// it is not a valid literal.
+    fn value<'d>(self, input: &'d str, scratch: &'d mut String) -> Option<Text<'d>> {
+        // (On character boundaries: the head ends with a quote, and `end` is at one.)
+        let body = input.get(self.start..self.end)?;
+        if !self.escaped {
+            return Some(Text(Cow::Borrowed(body)));
+        }
+        if unescape_short_into(body, scratch).is_some() {
+            return Some(Text(Cow::Borrowed(scratch.as_str())));
+        }
+        // From the head's closing quote to the tail's opening one.
+        let literal = input.get(self.start - 1..self.end + 1)?;
+        serde_json::from_str(literal).ok()
+    }
+}
+
+/// Where the string literal whose characters `rest` begins with ends (the index of its closing
+/// quote), and whether it has escapes; `None` when `rest` has a control character first, or
+/// ends before the quote. An escape is passed over as two bytes, whatever they are, so the
+/// quote found is the literal's end whenever the literal is valid (the caller checks that).
+fn literal_end(rest: &[u8]) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    let mut at = 0;
+    loop {
+        // Eight plain bytes at a time, up to the first byte that is not (see `special_bytes`).
+        while let Some(word) = rest.get(at..at + 8) {
+            let mask = special_bytes(u64::from_le_bytes(word.try_into().ok()?));
+            if mask != 0 {
+                at += (mask.trailing_zeros() / 8) as usize;
+                break;
+            }
+            at += 8;
+        }
+        let byte = *rest.get(at)?;
+        if PLAIN[usize::from(byte)] {
+            at += 1;
+        } else if byte == b'"' {
+            return Some((at, escaped));
+        } else if byte == b'\\' {
+            escaped = true;
+            at += 2;
+        } else {
+            return None;
+        }
+    }
+}
+
+/// The bytes of `word` (little-endian) that a JSON string literal cannot hold as they are
+/// (control characters, `"`, `\\`), as a mask whose lowest set bit is the high bit of the first
+/// such byte; 0 when all eight are plain. (Each test is the classic "has a zero byte" one,
+/// `(x - 0x01…) & !x & 0x80…`, which can also flag bytes after a true hit, never before.)
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    // Bytes under 0x20: `x - 0x20…` borrows from them, and `!x` keeps bytes under 0x80.
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    (zero(quote) | zero(backslash) | control) & HIGH
+}
+
 /// The value of a JSON string literal whose characters between the quotes are `body`, when
 /// its only escapes are the two-character ones (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`,
 /// `\t`) and it has no control character or bare quote: such a literal is valid, and this is
 /// what serde_json makes of it. `None` for anything else (`\u` escapes, invalid literals),
 /// which is left to serde_json.
 fn unescape_short(body: &str) -> Option<String> {
-    let bytes = body.as_bytes();
     let mut out = String::with_capacity(body.len());
+    unescape_short_into(body, &mut out)?;
+    Some(out)
+}
+
+/// [`unescape_short`] into `out` (cleared first).
+fn unescape_short_into(body: &str, out: &mut String) -> Option<()> {
+    let bytes = body.as_bytes();
+    out.clear();
     let (mut start, mut at) = (0, 0);
     while let Some(&byte) = bytes.get(at) {
         if byte == b'\\' {
@@ -132,7 +265,7 @@ fn unescape_short(body: &str) -> Option<String> {
         }
     }
     out.push_str(body.get(start..)?);
-    Some(out)
+    Some(())
 }
 
 /// The last two envelopes learned from fully parsed chunks, each with what the provider keeps
@@ -149,6 +282,11 @@ fn unescape_short(body: &str) -> Option<String> {
 pub struct EnvelopeCache<S> {
     /// Most recently used first.
     entries: Vec<(Envelope, S)>,
+    /// The head of the events whose data the chunks are, when envelopes are also matched
+    /// against whole events ([`in_events`](Self::in_events)).
+    event_head: Option<Box<str>>,
+    /// Where a fragment with escapes read from an event is unescaped.
+    scratch: String,
     /// Learnable chunks parsed in full since the last hit.
     misses: u64,
     /// Chunks read through an envelope.
@@ -162,6 +300,8 @@ impl<S> Default for EnvelopeCache<S> {
     fn default() -> Self {
         Self {
             entries: Vec::new(),
+            event_head: None,
+            scratch: String::new(),
             misses: 0,
             hits: 0,
         }
@@ -169,6 +309,62 @@ impl<S> Default for EnvelopeCache<S> {
 }
 
 impl<S> EnvelopeCache<S> {
+    /// A cache for chunks that are the data of server-sent events named `event`: besides
+    /// chunks, it reads whole events in place from the stream's bytes
+    /// ([`fragment_at_if`](Self::fragment_at_if)), where the server writes them in the common
+    /// shape.
+    pub fn in_events(event: &str) -> Self {
+        Self {
+            event_head: Some(crate::sse::simple_event_head(event).into()),
+            ..Self::default()
+        }
+    }
+
+    /// [`fragment_at_if`](Self::fragment_at_if) trying every envelope.
+    pub fn fragment_at<'s, 'd: 's>(
+        &'s mut self,
+        input: &'d str,
+    ) -> Option<(Text<'s>, &'s S, usize)> {
+        self.fragment_at_if(input, |_| true)
+    }
+
+    /// [`fragment_if`](Self::fragment_if) for the event `input` begins with (the stream's text,
+    /// read by a decoder between events), with the skeleton and the event's length: what
+    /// reading that event and calling `fragment_if` with its data would give. `None` when the
+    /// cache was not made [`in_events`](Self::in_events) or the event is not one of a cached
+    /// envelope in the common shape (then read the event and try its data).
+    pub fn fragment_at_if<'s, 'd: 's>(
+        &'s mut self,
+        input: &'d str,
+        wanted: impl Fn(&S) -> bool,
+    ) -> Option<(Text<'s>, &'s S, usize)> {
+        let Self {
+            entries,
+            scratch,
+            misses,
+            hits,
+            ..
+        } = self;
+        let (position, literal) =
+            entries
+                .iter()
+                .enumerate()
+                .find_map(|(position, (envelope, skeleton))| {
+                    if !wanted(skeleton) {
+                        return None;
+                    }
+                    Some((position, envelope.literal_at(input)?))
+                })?;
+        let text = literal.value(input, scratch)?;
+        // (As `hit`, on the fields `text` does not borrow.)
+        if position > 0 {
+            entries[..=position].rotate_right(1);
+        }
+        *misses = 0;
+        *hits += 1;
+        Some((text, &entries.first()?.1, literal.len))
+    }
+
     /// The varying string of `data`, when `data` has one of the cached envelopes. The skeleton
     /// that goes with it is then [`skeleton`](Self::skeleton).
     pub fn fragment<'d>(&mut self, data: &'d str) -> Option<Text<'d>> {
@@ -191,13 +387,18 @@ impl<S> EnvelopeCache<S> {
                     }
                     Some((position, envelope.string_in(data)?))
                 })?;
+        self.hit(position);
+        Some(fragment)
+    }
+
+    /// Records a hit on the entry at `position`, which becomes the first.
+    fn hit(&mut self, position: usize) {
         if position > 0 {
             // (Not for the first entry: rotating one element still moves it twice.)
             self.entries[..=position].rotate_right(1);
         }
         self.misses = 0;
         self.hits += 1;
-        Some(fragment)
     }
 
     /// The skeleton of the envelope [`fragment`](Self::fragment) last found.
@@ -221,9 +422,13 @@ impl<S> EnvelopeCache<S> {
             self.misses = self.misses.saturating_add(1);
         }
         if self.misses <= 2 || self.misses.is_power_of_two() {
-            if let Some(learned) = learn(candidate) {
+            if let Some((envelope, skeleton)) = learn(candidate) {
+                let envelope = match &self.event_head {
+                    Some(head) => envelope.in_event(head),
+                    None => envelope,
+                };
                 self.entries.truncate(ENTRIES - 1);
-                self.entries.insert(0, learned);
+                self.entries.insert(0, (envelope, skeleton));
             }
         }
     }
@@ -235,155 +440,5 @@ impl<S> EnvelopeCache<S> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn envelope(data: &str, value: &str) -> Envelope {
-        let at = data.find(&format!("\"{value}\"")).unwrap() + 1;
-        Envelope::around(data, &data[at..at + value.len()]).unwrap()
-    }
-
-    #[test]
-    fn a_chunk_with_the_same_envelope_yields_its_string_borrowed_or_unescaped() {
-        let template = r#"{"id":"c1","delta":{"content":"hello"},"n":1}"#;
-        let envelope = envelope(template, "hello");
-        for (data, expected) in [
-            (r#"{"id":"c1","delta":{"content":"world"},"n":1}"#, "world"),
-            (r#"{"id":"c1","delta":{"content":""},"n":1}"#, ""),
-            (
-                r#"{"id":"c1","delta":{"content":"a\"b\\"},"n":1}"#,
-                "a\"b\\",
-            ),
-            (r#"{"id":"c1","delta":{"content":"\u00e9\n"},"n":1}"#, "é\n"),
-            (r#"{"id":"c1","delta":{"content":"ünï"},"n":1}"#, "ünï"),
-        ] {
-            assert_eq!(
-                envelope.string_in(data),
-                Some(Text(Cow::Borrowed(expected))),
-                "{data}"
-            );
-        }
-        let borrowed = envelope
-            .string_in(r#"{"id":"c1","delta":{"content":"xyz"},"n":1}"#)
-            .unwrap();
-        assert!(matches!(borrowed.0, Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn short_escapes_are_read_as_serde_json_reads_them() {
-        for body in [
-            r#"a\"b"#,
-            r#"\\\/\b\f\n\r\t"#,
-            r#"é\n漢"#,
-            r#"\u00e9"#,
-            r#"a\"#,
-            r#"a\q"#,
-            "a\nb",
-            r#"a"b"#,
-            "",
-        ] {
-            let serde: Option<String> = serde_json::from_str(&format!("\"{body}\"")).ok();
-            match unescape_short(body) {
-                Some(text) => assert_eq!(Some(text), serde, "{body}"),
-                // Left to serde_json: a `\u` escape or an invalid literal.
-                None => assert!(body.contains("\\u") || serde.is_none(), "{body}"),
-            }
-        }
-        assert_eq!(unescape_short(r#"x\"y\n"#).as_deref(), Some("x\"y\n"));
-    }
-
-    #[test]
-    fn anything_that_would_parse_differently_does_not_match() {
-        let template = r#"{"id":"c1","delta":{"content":"hello"},"n":1}"#;
-        let envelope = envelope(template, "hello");
-        for data in [
-            // Another envelope.
-            r#"{"id":"c2","delta":{"content":"hello"},"n":1}"#,
-            r#"{"id":"c1","delta":{"content":"hello"},"n":2}"#,
-            r#"{"id":"c1","delta":{"content":"hello"},"n":1} "#,
-            // The same envelope around something that is not one string literal.
-            r#"{"id":"c1","delta":{"content":"a","x":"b"},"n":1}"#,
-            r#"{"id":"c1","delta":{"content":"a\"},"n":1}"#,
-            r#"{"id":"c1","delta":{"content":"a\q"},"n":1}"#,
-            "{\"id\":\"c1\",\"delta\":{\"content\":\"a\nb\"},\"n\":1}",
-            r#"{"id":"c1","delta":{"content":"\ud800"},"n":1}"#,
-            // Shorter than prefix and suffix together, where they overlap.
-            r#"{"id":"c1","delta":{"content":"},"n":1}"#,
-            "",
-        ] {
-            assert_eq!(envelope.string_in(data), None, "{data}");
-        }
-    }
-
-    #[test]
-    fn around_needs_a_string_borrowed_from_the_data_between_quotes() {
-        let data = r#"{"a":"xy","b":"xy"}"#;
-        assert_eq!(Envelope::around(data, "xy"), None, "not inside data");
-        assert_eq!(Envelope::around(data, &data[7..8]), None, "no quote before");
-        assert_eq!(Envelope::around(data, &data[6..7]), None, "no quote after");
-        let second = Envelope::around(data, &data[15..17]).unwrap();
-        assert_eq!(
-            second.string_in(r#"{"a":"xy","b":"zz"}"#),
-            Some(Text(Cow::Borrowed("zz")))
-        );
-        assert_eq!(second.string_in(r#"{"a":"zz","b":"xy"}"#), None);
-    }
-
-    #[test]
-    fn the_cache_learns_less_often_while_envelopes_keep_missing() {
-        let mut cache = EnvelopeCache::<u32>::default();
-        let mut learned = Vec::new();
-        for n in 0..20u32 {
-            // Every chunk has a new envelope, so none is read through the cached one.
-            let data = format!(r#"{{"pad":"{n}","text":"abc"}}"#);
-            assert_eq!(cache.fragment(&data), None);
-            cache.parsed(Some(n), |n| {
-                learned.push(n);
-                Some((envelope(&data, "abc"), n))
-            });
-        }
-        assert_eq!(learned, [0, 1, 2, 4, 8, 16]);
-        assert_eq!(cache.skeleton(), Some(&16));
-        // A hit starts learning on every miss again.
-        assert_eq!(
-            cache.fragment(r#"{"pad":"16","text":"xyz"}"#),
-            Some(Text(Cow::Borrowed("xyz")))
-        );
-        assert_eq!(cache.hits(), 1);
-        // A chunk with nothing to learn takes no turn.
-        cache.parsed(None::<u32>, |_| unreachable!());
-        cache.parsed(Some(99), |n| {
-            Some((envelope(r#"{"pad":"a","text":"b"}"#, "b"), n))
-        });
-        assert_eq!(cache.skeleton(), Some(&99));
-    }
-
-    #[test]
-    fn chunks_alternating_between_two_envelopes_are_both_read_through_them() {
-        let mut cache = EnvelopeCache::<&str>::default();
-        let a = |text: &str| format!(r#"{{"reasoning":"{text}"}}"#);
-        let b = |text: &str| format!(r#"{{"content":"{text}"}}"#);
-        for (data, skeleton) in [(a("r0"), "a"), (b("c0"), "b")] {
-            assert_eq!(cache.fragment(&data), None);
-            cache.parsed(Some(skeleton), |skeleton| {
-                Some((
-                    envelope(&data, &data[data.len() - 4..data.len() - 2]),
-                    skeleton,
-                ))
-            });
-        }
-        for n in 1..5 {
-            for (data, skeleton) in [(a(&format!("r{n}")), "a"), (b(&format!("c{n}")), "b")] {
-                assert!(cache.fragment(&data).is_some(), "{data}");
-                assert_eq!(cache.skeleton(), Some(&skeleton));
-            }
-        }
-        assert_eq!(cache.hits(), 8);
-        // A third envelope replaces the one used least recently (`a`).
-        let c = r#"{"other":"x1"}"#;
-        assert_eq!(cache.fragment(c), None);
-        cache.parsed(Some("c"), |skeleton| Some((envelope(c, "x1"), skeleton)));
-        assert!(cache.fragment(&b("c9")).is_some());
-        assert_eq!(cache.fragment(&a("r9")), None);
-    }
-}
+#[path = "envelope_tests.rs"]
+mod tests;

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use sink::delivering;
 pub use sink::EventSink;
+pub(crate) use sink::{Held, HeldBatch};
 
 use crate::event::AssistantMessageEvent;
 use crate::failure::Failure;
@@ -330,16 +331,65 @@ impl ReplyBuilder {
     /// open text block, with room in the sink's batch. Hands `delta` back, nothing changed,
     /// otherwise (then call `text`). The per-delta path of a decoder that can skip a future.
     pub(crate) fn text_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
-        self.prose_now(delta, false)
+        match self.held_batch() {
+            Some(batch) => self.prose_into(&mut batch.lock(), delta, false),
+            None => Err(delta),
+        }
     }
 
     /// [`thinking`](Self::thinking) when that needs no waiting, as [`text_now`](Self::text_now).
     pub(crate) fn thinking_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
-        self.prose_now(delta, true)
+        match self.held_batch() {
+            Some(batch) => self.prose_into(&mut batch.lock(), delta, true),
+            None => Err(delta),
+        }
     }
 
-    /// [`text_now`](Self::text_now), or [`thinking_now`](Self::thinking_now) when `thinking`.
-    fn prose_now<'a>(&mut self, delta: Cow<'a, str>, thinking: bool) -> Result<(), Cow<'a, str>> {
+    /// [`tool_call_delta`](Self::tool_call_delta) when that needs no waiting (a tool call is
+    /// open, the sink's batch has room), as [`text_now`](Self::text_now).
+    pub(crate) fn tool_call_delta_now<'a>(
+        &mut self,
+        delta: Cow<'a, str>,
+    ) -> Result<(), Cow<'a, str>> {
+        match self.held_batch() {
+            Some(batch) => self.tool_call_delta_into(&mut batch.lock(), delta),
+            None => Err(delta),
+        }
+    }
+
+    /// The sink's batch, for a run of deltas applied with the `*_into` methods under one lock;
+    /// `None` when the sink does not batch or the stream has ended.
+    pub(crate) fn held_batch(&self) -> Option<HeldBatch> {
+        self.sink.held_batch()
+    }
+
+    /// [`text_now`](Self::text_now) into a batch this builder's sink lent
+    /// ([`held_batch`](Self::held_batch)).
+    pub(crate) fn text_into<'a>(
+        &mut self,
+        held: &mut Held<'_>,
+        delta: Cow<'a, str>,
+    ) -> Result<(), Cow<'a, str>> {
+        self.prose_into(held, delta, false)
+    }
+
+    /// [`thinking_now`](Self::thinking_now) into a lent batch, as [`text_into`](Self::text_into).
+    pub(crate) fn thinking_into<'a>(
+        &mut self,
+        held: &mut Held<'_>,
+        delta: Cow<'a, str>,
+    ) -> Result<(), Cow<'a, str>> {
+        self.prose_into(held, delta, true)
+    }
+
+    /// [`text_into`](Self::text_into), or [`thinking_into`](Self::thinking_into) when
+    /// `thinking`.
+    fn prose_into<'a>(
+        &mut self,
+        held: &mut Held<'_>,
+        delta: Cow<'a, str>,
+        thinking: bool,
+    ) -> Result<(), Cow<'a, str>> {
         if delta.is_empty() {
             return Ok(());
         }
@@ -349,9 +399,9 @@ impl ReplyBuilder {
             }
             _ => return Err(delta),
         };
-        let Some(mut held) = self.sink.room() else {
+        if !held.has_room() {
             return Err(delta);
-        };
+        }
         match self.message.content.get_mut(index) {
             Some(AssistantContent::Text(t)) if !thinking => t.text.push_str(&delta),
             Some(AssistantContent::Thinking(t)) if thinking => t.thinking.push_str(&delta),
@@ -372,10 +422,11 @@ impl ReplyBuilder {
         Ok(())
     }
 
-    /// [`tool_call_delta`](Self::tool_call_delta) when that needs no waiting (a tool call is
-    /// open, the sink's batch has room), as [`text_now`](Self::text_now).
-    pub(crate) fn tool_call_delta_now<'a>(
+    /// [`tool_call_delta_now`](Self::tool_call_delta_now) into a lent batch, as
+    /// [`text_into`](Self::text_into).
+    pub(crate) fn tool_call_delta_into<'a>(
         &mut self,
+        held: &mut Held<'_>,
         delta: Cow<'a, str>,
     ) -> Result<(), Cow<'a, str>> {
         if delta.is_empty() {
@@ -384,9 +435,9 @@ impl ReplyBuilder {
         let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
             return Err(delta);
         };
-        let Some(mut held) = self.sink.room() else {
+        if !held.has_room() {
             return Err(delta);
-        };
+        }
         raw.push_str(&delta);
         held.push(AssistantMessageEvent::ToolcallDelta {
             content_index: *index,
@@ -438,19 +489,9 @@ impl ReplyBuilder {
     /// Returns the final message. If tool-call input arrived while no call was open (see
     /// [`tool_call_delta`](Self::tool_call_delta)), it sends `error` saying so instead.
     pub async fn finish(mut self, reason: StopReason) -> AssistantMessage {
-        if let Some(text) = self.out_of_order.take() {
-            return self.fail(Failure::parse(text)).await;
-        }
-        self.start().await;
-        self.close_open().await;
-        self.message.stop_reason = reason;
-        let message = self.message;
-        self.sink
-            .send(AssistantMessageEvent::Done {
-                reason,
-                message: Box::new(message.clone()),
-            })
-            .await;
+        let terminal = self.settle(Ok(reason)).await;
+        let message = self.message.clone();
+        self.send_terminal(terminal).await;
         message
     }
 
@@ -459,20 +500,62 @@ impl ReplyBuilder {
     /// `error`), its text as `error_message` (the key given to [`set_secret`](Self::set_secret)
     /// redacted) and its kind as `failure_kind`. Returns the final message.
     pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
+        let terminal = self.settle(Err(failure)).await;
+        let message = self.message.clone();
+        self.send_terminal(terminal).await;
+        message
+    }
+
+    /// [`finish`](Self::finish) for a caller that does not need the message back: the
+    /// terminal event takes it without a copy (a copy of a reply holding a large tool call is
+    /// megabytes of fresh memory).
+    pub(crate) async fn finish_sending(mut self, reason: StopReason) {
+        let terminal = self.settle(Ok(reason)).await;
+        self.send_terminal(terminal).await;
+    }
+
+    /// [`fail`](Self::fail) for a caller that does not need the message back, as
+    /// [`finish_sending`](Self::finish_sending).
+    pub(crate) async fn fail_sending(mut self, failure: Failure) {
+        let terminal = self.settle(Err(failure)).await;
+        self.send_terminal(terminal).await;
+    }
+
+    /// Closes open blocks and sets the message's stop reason (and, for a failure, its error
+    /// message and kind): the reason, and whether the reply failed. Tool-call input that
+    /// could not be placed fails a reply that would have finished.
+    async fn settle(&mut self, outcome: Result<StopReason, Failure>) -> (StopReason, bool) {
+        let outcome = match (outcome, self.out_of_order.take()) {
+            (Ok(_), Some(text)) => Err(Failure::parse(text)),
+            (outcome, _) => outcome,
+        };
         self.start().await;
         self.close_open().await;
-        let reason = failure.stop_reason();
+        let (reason, failed) = match outcome {
+            Ok(reason) => (reason, false),
+            Err(failure) => {
+                let reason = failure.stop_reason();
+                self.message.error_message = Some(redact(failure.text, self.secret.as_ref()));
+                self.message.failure_kind = Some(failure.kind);
+                (reason, true)
+            }
+        };
         self.message.stop_reason = reason;
-        self.message.error_message = Some(redact(failure.text, self.secret.as_ref()));
-        self.message.failure_kind = Some(failure.kind);
-        let message = self.message;
-        self.sink
-            .send(AssistantMessageEvent::Error {
+        (reason, failed)
+    }
+
+    /// Sends the terminal event [`settle`](Self::settle) decided, holding the message.
+    async fn send_terminal(self, (reason, failed): (StopReason, bool)) {
+        let message = Box::new(self.message);
+        let terminal = if failed {
+            AssistantMessageEvent::Error {
                 reason,
-                error: Box::new(message.clone()),
-            })
-            .await;
-        message
+                error: message,
+            }
+        } else {
+            AssistantMessageEvent::Done { reason, message }
+        };
+        self.sink.send(terminal).await;
     }
 }
 

@@ -142,18 +142,11 @@ impl EventSink {
         self.tx.send(vec![event]).await.is_ok()
     }
 
-    /// The batch of held events, locked, when this sink batches, the stream has not ended and
-    /// the batch has room for one more event: a delta pushed onto it is what
-    /// [`send`](Self::send) does with that event, without making and polling `send`'s future
-    /// (the provider's per-delta path). `None` otherwise: then `send` the event. The provider
-    /// is the batch's only producer and the consumer only takes from it, so the room stays.
-    pub(super) fn room(&self) -> Option<MutexGuard<'_, Vec<AssistantMessageEvent>>> {
+    /// The batch of held events, for a run of deltas pushed under one lock (see
+    /// [`HeldBatch`]), when this sink batches and the stream has not ended.
+    pub(super) fn held_batch(&self) -> Option<HeldBatch> {
         let held = self.held.as_ref()?;
-        if self.terminal_sent() {
-            return None;
-        }
-        let held = lock(held);
-        (held.len() + 1 < MAX_HELD).then_some(held)
+        (!self.terminal_sent()).then(|| HeldBatch(Arc::clone(held)))
     }
 
     /// Sends without waiting (used where no runtime may exist); `false` if it could not.
@@ -182,6 +175,37 @@ type Reservation = BoxFuture<
     'static,
     Result<mpsc::OwnedPermit<Vec<AssistantMessageEvent>>, mpsc::error::SendError<()>>,
 >;
+
+/// A sink's batch of held events, taken to push a run of deltas under one
+/// [`lock`](Self::lock) instead of one per delta (an uncontended lock still costs two atomic
+/// operations, a tenth of a small delta's cost). Only the provider's task pushes to and takes
+/// from the batch, so holding it for the run keeps nobody waiting; take it after the last
+/// `send` of the run's events' kind could have ended the stream (deltas never do).
+pub(crate) struct HeldBatch(Arc<Mutex<Vec<AssistantMessageEvent>>>);
+
+/// A locked [`HeldBatch`].
+pub(crate) struct Held<'a>(MutexGuard<'a, Vec<AssistantMessageEvent>>);
+
+impl HeldBatch {
+    /// Locks the batch.
+    pub(crate) fn lock(&self) -> Held<'_> {
+        Held(lock(&self.0))
+    }
+}
+
+impl Held<'_> {
+    /// Whether one more event fits before the provider must wait for the consumer: a delta
+    /// pushed then is what [`EventSink::send`] does with it, without making and polling
+    /// `send`'s future (the provider's per-delta path).
+    pub(crate) fn has_room(&self) -> bool {
+        self.0.len() + 1 < MAX_HELD
+    }
+
+    /// Holds `event` (a delta) for the consumer. Call only [`has_room`](Self::has_room).
+    pub(super) fn push(&mut self, event: AssistantMessageEvent) {
+        self.0.push(event);
+    }
+}
 
 /// Runs a provider's future, handing the events its [`EventSink::deferring`] sink holds to the
 /// consumer whenever the future waits (and, when the channel is full, as soon as it has room).

@@ -10,7 +10,6 @@ use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// The Messages decoder.
@@ -66,14 +65,32 @@ impl EventDecoder for AnthropicDecoder {
             None => false,
         }
     }
+
+    fn events_in_place(&mut self, text: &str) -> usize {
+        let Some(batch) = self.processor.held_batch() else {
+            return 0;
+        };
+        let mut held = batch.lock();
+        let mut used = 0;
+        while let Some((index, delta, len)) = self.deltas.event_text(&text[used..]) {
+            if !self
+                .processor
+                .process_block_delta_into(&mut held, index, delta)
+            {
+                break;
+            }
+            used += len;
+        }
+        used
+    }
 }
 
 impl Decoder for AnthropicDecoder {
-    async fn finish(self) -> AssistantMessage {
+    async fn finish(self) {
         self.processor.finish().await
     }
 
-    async fn fail(self, failure: Failure) -> AssistantMessage {
+    async fn fail(self, failure: Failure) {
         self.processor.fail(failure).await
     }
 }

@@ -9,9 +9,17 @@ use crate::providers::text::Text;
 
 /// Reads the `content_block_delta` events of one stream, in order. See
 /// `crate::providers::envelope`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct BlockDeltaReader {
     cache: EnvelopeCache<Skeleton>,
+}
+
+impl Default for BlockDeltaReader {
+    fn default() -> Self {
+        Self {
+            cache: EnvelopeCache::in_events("content_block_delta"),
+        }
+    }
 }
 
 /// A delta event apart from its fragment: the block index and the delta type.
@@ -58,6 +66,21 @@ impl BlockDeltaReader {
         let fragment = self.cache.fragment(data)?;
         let skeleton = *self.cache.skeleton()?;
         Some((skeleton.index, DeltaText::new(skeleton.kind, fragment.0)))
+    }
+
+    /// [`fragment_text`](Self::fragment_text) for the `content_block_delta` event `input`
+    /// begins with (the stream's text, read by a decoder between events), with the event's
+    /// length; `None` when it is not an event of a learned envelope in the common shape.
+    pub fn event_text<'s, 'd: 's>(
+        &'s mut self,
+        input: &'d str,
+    ) -> Option<(u64, DeltaText<'s>, usize)> {
+        let (fragment, skeleton, len) = self.cache.fragment_at(input)?;
+        Some((
+            skeleton.index,
+            DeltaText::new(skeleton.kind, fragment.0),
+            len,
+        ))
     }
 
     fn parse<'d>(&mut self, data: &'d str) -> Option<BlockDeltaData<'d>> {

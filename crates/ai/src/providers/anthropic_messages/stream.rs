@@ -16,9 +16,9 @@
 
 use super::wire::{DeltaText, MessageShell, StartBlock, StreamEvent, WireUsage};
 use crate::failure::Failure;
-use crate::reply::ReplyBuilder;
+use crate::reply::{Held, HeldBatch, ReplyBuilder};
 use crate::types::content::ThinkingContent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::StopReason;
 use crate::types::model::Model;
 use crate::types::usage::Usage;
 
@@ -222,16 +222,36 @@ impl EventProcessor {
     /// it; `false` when it applied nothing (any other delta, a full batch), and then
     /// `process_block_delta` takes the event.
     pub fn process_block_delta_now(&mut self, index: u64, delta: DeltaText<'_>) -> bool {
+        match self.out.held_batch() {
+            Some(batch) => self.process_block_delta_into(&mut batch.lock(), index, delta),
+            None => false,
+        }
+    }
+
+    /// The sink's batch, for a run of [`process_block_delta_into`]
+    /// (Self::process_block_delta_into) under one lock.
+    pub fn held_batch(&self) -> Option<HeldBatch> {
+        self.out.held_batch()
+    }
+
+    /// [`process_block_delta_now`](Self::process_block_delta_now) into a batch
+    /// [`held_batch`](Self::held_batch) lent.
+    pub fn process_block_delta_into(
+        &mut self,
+        held: &mut Held<'_>,
+        index: u64,
+        delta: DeltaText<'_>,
+    ) -> bool {
         let Some(open) = self.open.as_mut().filter(|o| o.index == index) else {
             return false;
         };
         match (&mut open.kind, delta) {
-            (Kind::Text, DeltaText::Text(text)) => self.out.text_now(text).is_ok(),
+            (Kind::Text, DeltaText::Text(text)) => self.out.text_into(held, text).is_ok(),
             (Kind::Thinking, DeltaText::Thinking(thinking)) => {
-                self.out.thinking_now(thinking).is_ok()
+                self.out.thinking_into(held, thinking).is_ok()
             }
             (Kind::ToolUse { had_delta, .. }, DeltaText::InputJson(partial_json)) => {
-                let applied = self.out.tool_call_delta_now(partial_json).is_ok();
+                let applied = self.out.tool_call_delta_into(held, partial_json).is_ok();
                 *had_delta |= applied;
                 applied
             }
@@ -309,7 +329,7 @@ impl EventProcessor {
     /// `message_stop` is an error, unless `message_delta` already brought the stop reason: then
     /// every block and the final usage have arrived, and only the empty `message_stop` is missing
     /// (one recorded stream ends without the blank line that would dispatch it).
-    pub async fn finish(mut self) -> AssistantMessage {
+    pub async fn finish(mut self) {
         if !self.complete && self.stop_reason.is_none() {
             return self
                 .fail(Failure::incomplete(
@@ -328,7 +348,7 @@ impl EventProcessor {
             Some("refusal") => {
                 return self
                     .out
-                    .fail(Failure::provider(
+                    .fail_sending(Failure::provider(
                         "The model refused to answer (stop_reason: refusal)",
                     ))
                     .await
@@ -336,7 +356,7 @@ impl EventProcessor {
             Some("sensitive") => {
                 return self
                     .out
-                    .fail(Failure::provider(
+                    .fail_sending(Failure::provider(
                         "The provider stopped the reply: its content was flagged (stop_reason: sensitive)",
                     ))
                     .await
@@ -346,14 +366,14 @@ impl EventProcessor {
                 StopReason::Stop
             }
         };
-        self.out.finish(stop).await
+        self.out.finish_sending(stop).await
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) {
         self.close().await;
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(failure).await
+        self.out.fail_sending(failure).await
     }
 }

@@ -8,7 +8,6 @@ use super::stream::EventProcessor;
 use crate::failure::Failure;
 use crate::providers::transport::{Decoder, Flow, FrameDecoder};
 use crate::reply::ReplyBuilder;
-use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// The ConverseStream decoder.
@@ -50,11 +49,11 @@ impl FrameDecoder for BedrockDecoder {
 }
 
 impl Decoder for BedrockDecoder {
-    async fn finish(self) -> AssistantMessage {
+    async fn finish(self) {
         self.processor.finish().await
     }
 
-    async fn fail(self, failure: Failure) -> AssistantMessage {
+    async fn fail(self, failure: Failure) {
         self.processor.fail(failure).await
     }
 }

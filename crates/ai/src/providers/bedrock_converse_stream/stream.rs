@@ -11,7 +11,7 @@ use super::wire::{
 };
 use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::StopReason;
 use crate::types::model::Model;
 use crate::types::usage::Usage;
 
@@ -236,12 +236,12 @@ impl EventProcessor {
 
     /// Ends the reply (the stream is over): `done` with the mapped stop reason, or `error` when
     /// `messageStop` never came or names a stop that is not a success.
-    pub async fn finish(self) -> AssistantMessage {
+    pub async fn finish(self) {
         let reason =
             match self.stop_reason.as_deref() {
                 None => return self
                     .out
-                    .fail(Failure::incomplete(
+                    .fail_sending(Failure::incomplete(
                         "The stream ended without a messageStop event: the response is incomplete",
                     ))
                     .await,
@@ -250,14 +250,14 @@ impl EventProcessor {
                 Some("tool_use") => StopReason::ToolUse,
                 Some(other) => {
                     let text = format!("The provider stopped the reply: {other}");
-                    return self.out.fail(Failure::provider(text)).await;
+                    return self.out.fail_sending(Failure::provider(text)).await;
                 }
             };
-        self.out.finish(reason).await
+        self.out.finish_sending(reason).await
     }
 
     /// Ends the reply with an error (partial content is kept).
-    pub async fn fail(self, failure: Failure) -> AssistantMessage {
-        self.out.fail(failure).await
+    pub async fn fail(self, failure: Failure) {
+        self.out.fail_sending(failure).await
     }
 }

@@ -9,7 +9,6 @@ use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// The Gemini decoder (Gemini's endpoint and Vertex AI's).
@@ -41,11 +40,11 @@ impl EventDecoder for GeminiDecoder {
 }
 
 impl Decoder for GeminiDecoder {
-    async fn finish(self) -> AssistantMessage {
+    async fn finish(self) {
         self.processor.finish().await
     }
 
-    async fn fail(self, failure: Failure) -> AssistantMessage {
+    async fn fail(self, failure: Failure) {
         self.processor.fail(failure).await
     }
 }

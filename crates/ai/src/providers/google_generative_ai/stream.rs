@@ -17,7 +17,7 @@ use super::wire::{FunctionCall, GenerateContentResponse, Part, UsageMetadata};
 use crate::failure::Failure;
 use crate::reply::ReplyBuilder;
 use crate::types::content::AssistantContent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::StopReason;
 use crate::types::model::Model;
 use crate::types::usage::Usage;
 
@@ -226,7 +226,7 @@ impl ResponseProcessor {
     /// Ends the reply at the end of the body. No `finishReason` → error; `STOP` → `stop`
     /// (`toolUse` when the reply has tool calls); `MAX_TOKENS` → `length`; any other reason
     /// (`SAFETY`, `RECITATION`, `MALFORMED_FUNCTION_CALL`, …) → error naming it.
-    pub async fn finish(mut self) -> AssistantMessage {
+    pub async fn finish(mut self) {
         let usage = self.usage();
         self.out.set_usage(usage);
         let has_calls = self.out.message().tool_calls().next().is_some();
@@ -234,7 +234,7 @@ impl ResponseProcessor {
             None => {
                 return self
                     .out
-                    .fail(Failure::incomplete(
+                    .fail_sending(Failure::incomplete(
                         "The stream ended without a finishReason: the response is incomplete",
                     ))
                     .await
@@ -249,17 +249,17 @@ impl ResponseProcessor {
                     .map(|m| format!(" ({m})"))
                     .unwrap_or_default();
                 let text = format!("Gemini stopped the reply: {other}{note}");
-                return self.out.fail(Failure::provider(text)).await;
+                return self.out.fail_sending(Failure::provider(text)).await;
             }
         };
-        self.out.finish(stop).await
+        self.out.finish_sending(stop).await
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) {
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(failure).await
+        self.out.fail_sending(failure).await
     }
 }
 

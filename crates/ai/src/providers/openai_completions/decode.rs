@@ -8,7 +8,6 @@ use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// Rewrites a chunk that the Chat Completions reader cannot take as it is (`None`: unchanged);
@@ -59,14 +58,23 @@ impl EventDecoder for ChatDecoder {
         // (A rewritten chunk is not the event's data; `[DONE]` has no envelope.)
         self.rewrite.is_none() && self.processor.process_data_now(&mut self.reader, data)
     }
+
+    fn events_in_place(&mut self, text: &str) -> usize {
+        // (As for `event_now`: a chunk to rewrite is not read in place.)
+        if self.rewrite.is_some() {
+            return 0;
+        }
+        self.processor
+            .process_events_in_place(&mut self.reader, text)
+    }
 }
 
 impl Decoder for ChatDecoder {
-    async fn finish(self) -> AssistantMessage {
+    async fn finish(self) {
         self.processor.finish().await
     }
 
-    async fn fail(self, failure: Failure) -> AssistantMessage {
+    async fn fail(self, failure: Failure) {
         self.processor.fail(failure).await
     }
 }

@@ -11,9 +11,18 @@ use crate::providers::envelope::{Envelope, EnvelopeCache};
 ///
 /// The chunks it returns are equal to what `serde_json::from_str` returns for the same text,
 /// and a chunk that does not parse gets serde_json's error.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ChunkReader {
     cache: EnvelopeCache<Skeleton>,
+}
+
+impl Default for ChunkReader {
+    fn default() -> Self {
+        Self {
+            // Chat Completions chunks are the data of unnamed (`message`) events.
+            cache: EnvelopeCache::in_events("message"),
+        }
+    }
 }
 
 /// A chunk apart from its one varying string.
@@ -136,6 +145,16 @@ impl ChunkReader {
             .fragment_if(data, |skeleton| skeleton.target.is_some())?;
         let skeleton = self.cache.skeleton()?;
         Some(Fragment { skeleton, text })
+    }
+
+    /// [`fragment`](Self::fragment) for the event `input` begins with (the stream's text,
+    /// read by a decoder between events), with the event's length; `None` when it is not an
+    /// event of such an envelope in the common shape.
+    pub fn fragment_at<'s, 'd: 's>(&'s mut self, input: &'d str) -> Option<(Fragment<'s>, usize)> {
+        let (text, skeleton, len) = self
+            .cache
+            .fragment_at_if(input, |skeleton| skeleton.target.is_some())?;
+        Some((Fragment { skeleton, text }, len))
     }
 
     /// Parses `data` in full, learning its envelope when the cache is learning.

@@ -10,9 +10,9 @@ use super::text_tool_calls::{parse_text_tool_calls, TextPart, TextToolCallDetect
 use super::wire::{ArgumentsDelta, ChatChunk, ChunkUsage, FinishReason, Text};
 use crate::diagnostics::quote_chunk;
 use crate::failure::Failure;
-use crate::reply::ReplyBuilder;
+use crate::reply::{Held, ReplyBuilder};
 use crate::types::content::{AssistantContent, ThinkingContent};
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::StopReason;
 use crate::types::model::Model;
 use crate::types::usage::Usage;
 
@@ -232,13 +232,46 @@ impl ChunkProcessor {
         let Some(fragment) = reader.fragment(data) else {
             return false;
         };
+        self.apply_fragment_now(fragment)
+    }
+
+    /// [`process_data_now`](Self::process_data_now) for the events `text` begins with (the
+    /// stream's text, read by a decoder between events), read in place by
+    /// [`ChunkReader::fragment_at`] and applied under one lock of the sink's batch, up to the
+    /// first that is not such a fragment: how many bytes they take.
+    pub fn process_events_in_place(&mut self, reader: &mut ChunkReader, text: &str) -> usize {
+        if !self.out.is_started() {
+            return 0;
+        }
+        let Some(batch) = self.out.held_batch() else {
+            return 0;
+        };
+        let mut held = batch.lock();
+        let mut used = 0;
+        while let Some((fragment, len)) = reader.fragment_at(&text[used..]) {
+            if !self.apply_fragment_into(&mut held, fragment) {
+                break;
+            }
+            used += len;
+        }
+        used
+    }
+
+    fn apply_fragment_now(&mut self, fragment: Fragment<'_>) -> bool {
+        match self.out.held_batch() {
+            Some(batch) => self.apply_fragment_into(&mut batch.lock(), fragment),
+            None => false,
+        }
+    }
+
+    fn apply_fragment_into(&mut self, held: &mut Held<'_>, fragment: Fragment<'_>) -> bool {
         let id = fragment.id();
         let applied = match fragment.target() {
             Target::Arguments { index } if self.current_tool == Some(index) => {
-                self.out.tool_call_delta_now(fragment.text.0).is_ok()
+                self.out.tool_call_delta_into(held, fragment.text.0).is_ok()
             }
             Target::Content if self.text_calls.is_none() => {
-                self.out.text_now(fragment.text.0).is_ok()
+                self.out.text_into(held, fragment.text.0).is_ok()
             }
             Target::Arguments { .. } | Target::Content => false,
         };
@@ -381,7 +414,7 @@ impl ChunkProcessor {
     }
 
     /// Ends the reply after `[DONE]` or the end of the body. No finish_reason → error.
-    pub async fn finish(mut self) -> AssistantMessage {
+    pub async fn finish(mut self) {
         let text_calls = self.release_held_text().await;
         self.store_details();
         let usage = self.usage();
@@ -389,7 +422,7 @@ impl ChunkProcessor {
         let Some(reason) = self.finish_reason else {
             return self
                 .out
-                .fail(Failure::incomplete(
+                .fail_sending(Failure::incomplete(
                     "The stream ended without a finish_reason: the response is incomplete",
                 ))
                 .await;
@@ -401,7 +434,7 @@ impl ChunkProcessor {
             FinishReason::ContentFilter => {
                 return self
                     .out
-                    .fail(Failure::provider(
+                    .fail_sending(Failure::provider(
                         "The provider stopped the reply: content_filter",
                     ))
                     .await
@@ -409,11 +442,11 @@ impl ChunkProcessor {
             FinishReason::Stop if has_calls || text_calls => StopReason::ToolUse,
             FinishReason::Stop => StopReason::Stop,
         };
-        self.out.finish(stop).await
+        self.out.finish_sending(stop).await
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) {
         if let Some(detector) = &mut self.text_calls {
             let held = detector.take_held();
             self.out.text(&held).await;
@@ -421,7 +454,7 @@ impl ChunkProcessor {
         self.store_details();
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(failure).await
+        self.out.fail_sending(failure).await
     }
 }
 

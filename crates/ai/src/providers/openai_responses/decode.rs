@@ -13,7 +13,6 @@ use crate::failure::Failure;
 use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
-use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// What the decoder of a prepared request needs to know.
@@ -66,11 +65,11 @@ impl EventDecoder for ResponsesDecoder {
 }
 
 impl Decoder for ResponsesDecoder {
-    async fn finish(self) -> AssistantMessage {
+    async fn finish(self) {
         self.processor.finish().await
     }
 
-    async fn fail(self, failure: Failure) -> AssistantMessage {
+    async fn fail(self, failure: Failure) {
         self.processor.fail(failure).await
     }
 }

@@ -16,7 +16,7 @@ use crate::providers::openai_completions::stream::generate_call_id;
 use crate::reply::ReplyBuilder;
 use crate::schema::openai_strict::remove_added_nulls;
 use crate::types::content::ThinkingContent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::StopReason;
 use crate::types::model::Model;
 use crate::types::usage::Usage;
 
@@ -427,7 +427,7 @@ impl EventProcessor {
     }
 
     /// Ends the reply after a terminal event or the end of the body (then: error).
-    pub async fn finish(mut self) -> AssistantMessage {
+    pub async fn finish(mut self) {
         self.end_item().await;
         let usage = self.usage();
         self.out.set_usage(usage);
@@ -435,7 +435,7 @@ impl EventProcessor {
             None => {
                 return self
                     .out
-                    .fail(Failure::incomplete(
+                    .fail_sending(Failure::incomplete(
                         "The stream ended without a response.completed event: the response is incomplete",
                     ))
                     .await
@@ -443,7 +443,7 @@ impl EventProcessor {
             Some(Terminal::Incomplete(Some(reason))) if reason == "content_filter" => {
                 return self
                     .out
-                    .fail(Failure::provider(
+                    .fail_sending(Failure::provider(
                         "The provider stopped the reply: content_filter",
                     ))
                     .await
@@ -454,15 +454,15 @@ impl EventProcessor {
             }
             Some(Terminal::Completed) => StopReason::Stop,
         };
-        self.out.finish(stop).await
+        self.out.finish_sending(stop).await
     }
 
     /// Ends the reply with an error (or abort), keeping what arrived.
-    pub async fn fail(mut self, failure: Failure) -> AssistantMessage {
+    pub async fn fail(mut self, failure: Failure) {
         self.end_item().await;
         let usage = self.usage();
         self.out.set_usage(usage);
-        self.out.fail(failure).await
+        self.out.fail_sending(failure).await
     }
 }
 

@@ -10,7 +10,7 @@ use crate::providers::transport::{Decoder, EventDecoder, Flow};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
 use crate::types::content::ThinkingContent;
-use crate::types::message::{AssistantMessage, StopReason};
+use crate::types::message::StopReason;
 
 /// The kind of the open block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,20 +242,20 @@ impl EventDecoder for PiMessagesDecoder {
 }
 
 impl Decoder for PiMessagesDecoder {
-    async fn finish(self) -> AssistantMessage {
+    async fn finish(self) {
         match self.terminal {
-            Some(Terminal::Done(reason)) => self.out.finish(reason).await,
-            Some(Terminal::Error(failure)) => self.out.fail(failure).await,
+            Some(Terminal::Done(reason)) => self.out.finish_sending(reason).await,
+            Some(Terminal::Error(failure)) => self.out.fail_sending(failure).await,
             None => {
                 let text = format!("{} stream ended without a terminal event", self.provider);
                 self.out
-                    .fail(Failure::new(FailureKind::Incomplete, text))
+                    .fail_sending(Failure::new(FailureKind::Incomplete, text))
                     .await
             }
         }
     }
 
-    async fn fail(self, failure: Failure) -> AssistantMessage {
-        self.out.fail(failure).await
+    async fn fail(self, failure: Failure) {
+        self.out.fail_sending(failure).await
     }
 }

@@ -31,7 +31,6 @@ use crate::providers::transport::open::open_event_source;
 use crate::providers::transport::read::{next_sse, SseStep};
 use crate::reply::{EventSink, ReplyBuilder};
 use crate::sse::SseEvent;
-use crate::types::message::AssistantMessage;
 use crate::types::model::Model;
 
 /// Adds per-attempt headers (Bedrock's SigV4: a signature is valid for minutes, so each retry
@@ -87,10 +86,10 @@ pub enum Flow {
 /// What every decoder does at the end: finish the reply, or fail it.
 pub(crate) trait Decoder: Send {
     /// Ends the reply once the stream is over (`done`, or `error` when it is incomplete).
-    fn finish(self) -> impl Future<Output = AssistantMessage> + Send;
+    fn finish(self) -> impl Future<Output = ()> + Send;
 
     /// Ends the reply with an error or an abort (partial content kept).
-    fn fail(self, failure: Failure) -> impl Future<Output = AssistantMessage> + Send;
+    fn fail(self, failure: Failure) -> impl Future<Output = ()> + Send;
 }
 
 /// Turns server-sent events into reply events. The driver skips events whose data is blank.
@@ -105,6 +104,15 @@ pub(crate) trait EventDecoder: Decoder {
     /// long stream; its data is usually read in place, never copied out of the network read.
     fn event_now(&mut self, _event: &str, _data: &str) -> bool {
         false
+    }
+
+    /// Applies the events `text` begins with (the stream's text, read by a decoder between
+    /// events) while each repeats a learned envelope in the common shape and
+    /// [`event_now`](Self::event_now) would apply it: how many bytes they take (0 when none
+    /// was applied). The same as reading each event and calling `event_now`, without finding
+    /// its lines, checking its name or validating its text again.
+    fn events_in_place(&mut self, _text: &str) -> usize {
+        0
     }
 }
 
@@ -121,7 +129,7 @@ async fn start_reply<S>(
     let client = match client {
         Ok(client) => client,
         Err(text) => {
-            out.fail(Failure::config(text)).await;
+            out.fail_sending(Failure::config(text)).await;
             return None;
         }
     };
@@ -133,7 +141,7 @@ async fn start_reply<S>(
         Err(failure) => {
             // No prepared secret to redact: at least the caller's key never shows.
             out.set_secret(options.api_key.clone());
-            out.fail(failure).await;
+            out.fail_sending(failure).await;
             None
         }
     }
@@ -255,6 +263,13 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
     };
     drop(prepared);
     loop {
+        // The common deltas, matched whole against the last ones' envelope in the text of the
+        // network read (checked for UTF-8 once, not per event) and applied at once.
+        if let Some(text) = source.text_at_event_start() {
+            let checked = text.len();
+            let used = decoder.events_in_place(text);
+            source.consume_in_place(used, checked);
+        }
         // The common event, read in place from the network read and applied at once.
         let mut tried = false;
         if let Some(simple) = source.peek_simple() {

@@ -21,7 +21,14 @@ pub struct SseSource {
     unread: Bytes,
     /// When the whole request must be over ([`StreamOptions::deadline`]).
     deadline: Option<Instant>,
+    /// How many bytes [`text_at_event_start`](Self::text_at_event_start) checks at once.
+    window: usize,
 }
+
+/// The range of [`SseSource`]'s window: what checking it costs when no event is read in place
+/// is small, and a large window is checked once per network read.
+const MIN_WINDOW: usize = 256;
+const MAX_WINDOW: usize = 1 << 20;
 
 impl SseSource {
     /// Reads `response`, which must be over by `deadline`.
@@ -31,6 +38,7 @@ impl SseSource {
             decoder: SseDecoder::new(),
             unread: Bytes::new(),
             deadline,
+            window: 4096,
         }
     }
 
@@ -52,7 +60,43 @@ impl SseSource {
         self.decoder.peek_simple(&self.unread)
     }
 
-    /// Passes over the event [`peek_simple`](Self::peek_simple) returned (`len`, its length).
+    /// The start of the bytes already read as text, when an event begins with them (see
+    /// [`SseDecoder::between_events`]): a decoder may read events in place from it, then
+    /// [`consume_in_place`](Self::consume_in_place) them. It is the UTF-8 prefix of the next
+    /// [`window`](Self::window) bytes: one check for many events. `None` when no event begins
+    /// there or the text is empty.
+    pub(crate) fn text_at_event_start(&self) -> Option<&str> {
+        if self.unread.is_empty() || !self.decoder.between_events() {
+            return None;
+        }
+        let bytes = &self.unread[..self.unread.len().min(self.window)];
+        let text = match simdutf8::compat::from_utf8(bytes) {
+            Ok(text) => text,
+            // (A character cut at the window's or the read's end, or invalid bytes: the text
+            // up to them; the ordinary reading reports invalid ones.)
+            Err(e) => simdutf8::basic::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
+        };
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Passes over `used` bytes of the `checked` that
+    /// [`text_at_event_start`](Self::text_at_event_start) returned, read in place. The window
+    /// follows what is read in place: it doubles when most of the text was used, and shrinks to
+    /// twice what was used otherwise, so a stream whose deltas are rarely read in place is not
+    /// checked far ahead again and again.
+    pub(crate) fn consume_in_place(&mut self, used: usize, checked: usize) {
+        self.window = if used * 2 >= checked {
+            (checked * 2).clamp(MIN_WINDOW, MAX_WINDOW)
+        } else {
+            (used * 2).clamp(MIN_WINDOW, MAX_WINDOW)
+        };
+        if used > 0 {
+            self.consume(used);
+        }
+    }
+
+    /// Passes over an event read in place (`len`, its length): the one
+    /// [`peek_simple`](Self::peek_simple) returned.
     pub(crate) fn consume(&mut self, len: usize) {
         self.unread.advance(len);
         self.decoder.skip(len);
