@@ -90,6 +90,7 @@ impl Envelope {
     /// whole event of this envelope (see [`EventBytes`]) read by a decoder between events: the
     /// literal's characters' range, whether they hold escapes, and the event's length. `None`
     /// otherwise, and always when the envelope was not learned for events.
+    #[inline]
     fn literal_at(&self, input: &str) -> Option<Literal> {
         let event = self.event.as_ref()?;
         let rest = input.as_bytes().strip_prefix(&*event.head)?;
@@ -163,6 +164,7 @@ impl Literal {
     /// The literal's value: borrowed from `input` when it has no escapes, unescaped into
     /// `scratch` when its escapes are short ones, parsed by serde_json otherwise; `None` when
     /// it is not a valid literal.
+    #[inline]
     fn value<'d>(self, input: &'d str, scratch: &'d mut String) -> Option<Text<'d>> {
         // (On character boundaries: the head ends with a quote, and `end` is at one.)
         let body = input.get(self.start..self.end)?;
@@ -182,6 +184,7 @@ impl Literal {
 /// quote), and whether it has escapes; `None` when `rest` has a control character first, or
 /// ends before the quote. An escape is passed over as two bytes, whatever they are, so the
 /// quote found is the literal's end whenever the literal is valid (the caller checks that).
+#[inline]
 fn literal_end(rest: &[u8]) -> Option<(usize, bool)> {
     let mut escaped = false;
     let mut at = 0;
@@ -333,6 +336,7 @@ impl<S> EnvelopeCache<S> {
     /// reading that event and calling `fragment_if` with its data would give. `None` when the
     /// cache was not made [`in_events`](Self::in_events) or the event is not one of a cached
     /// envelope in the common shape (then read the event and try its data).
+    #[inline]
     pub fn fragment_at_if<'s, 'd: 's>(
         &'s mut self,
         input: &'d str,

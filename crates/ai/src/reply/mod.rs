@@ -365,6 +365,7 @@ impl ReplyBuilder {
 
     /// [`text_now`](Self::text_now) into a batch this builder's sink lent
     /// ([`held_batch`](Self::held_batch)).
+    #[inline]
     pub(crate) fn text_into<'a>(
         &mut self,
         held: &mut Held<'_>,
@@ -384,6 +385,7 @@ impl ReplyBuilder {
 
     /// [`text_into`](Self::text_into), or [`thinking_into`](Self::thinking_into) when
     /// `thinking`.
+    #[inline]
     fn prose_into<'a>(
         &mut self,
         held: &mut Held<'_>,
@@ -424,6 +426,7 @@ impl ReplyBuilder {
 
     /// [`tool_call_delta_now`](Self::tool_call_delta_now) into a lent batch, as
     /// [`text_into`](Self::text_into).
+    #[inline]
     pub(crate) fn tool_call_delta_into<'a>(
         &mut self,
         held: &mut Held<'_>,

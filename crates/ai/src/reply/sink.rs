@@ -197,11 +197,13 @@ impl Held<'_> {
     /// Whether one more event fits before the provider must wait for the consumer: a delta
     /// pushed then is what [`EventSink::send`] does with it, without making and polling
     /// `send`'s future (the provider's per-delta path).
+    #[inline]
     pub(crate) fn has_room(&self) -> bool {
         self.0.len() + 1 < MAX_HELD
     }
 
     /// Holds `event` (a delta) for the consumer. Call only [`has_room`](Self::has_room).
+    #[inline]
     pub(super) fn push(&mut self, event: AssistantMessageEvent) {
         self.0.push(event);
     }

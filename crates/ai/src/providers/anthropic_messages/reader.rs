@@ -71,6 +71,7 @@ impl BlockDeltaReader {
     /// [`fragment_text`](Self::fragment_text) for the `content_block_delta` event `input`
     /// begins with (the stream's text, read by a decoder between events), with the event's
     /// length; `None` when it is not an event of a learned envelope in the common shape.
+    #[inline]
     pub fn event_text<'s, 'd: 's>(
         &'s mut self,
         input: &'d str,

@@ -236,6 +236,7 @@ impl EventProcessor {
 
     /// [`process_block_delta_now`](Self::process_block_delta_now) into a batch
     /// [`held_batch`](Self::held_batch) lent.
+    #[inline]
     pub fn process_block_delta_into(
         &mut self,
         held: &mut Held<'_>,
