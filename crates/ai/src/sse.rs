@@ -93,6 +93,10 @@ const KNOWN_EVENT_NAMES: [&str; 22] = [
 /// The bytes that begin an event named `event` in the shape [`SseDecoder::peek_simple`] reads,
 /// up to its data: `event: NAME` and LF (none for `message`, the default name), then `data: `.
 pub(crate) fn simple_event_head(event: &str) -> String {
+    debug_assert!(
+        !event.is_empty() && !event.contains(['\n', '\r']),
+        "an event name is one non-empty line"
+    );
     match event {
         "message" => "data: ".to_owned(),
         name => format!("event: {name}\ndata: "),

@@ -86,11 +86,18 @@ fn anthropic_body() -> Vec<u8> {
 
 /// A Chat Completions stream: text deltas, a tool call in fragments.
 fn completions_body() -> Vec<u8> {
+    completions_body_with(json!({}))
+}
+
+/// [`completions_body`] with `extra`'s fields in every chunk (a gateway's padding, making each
+/// event longer than the smallest window the driver checks at once).
+fn completions_body_with(extra: Value) -> Vec<u8> {
     let chunk = |delta: Value| {
-        sse(
-            None,
-            &json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}),
-        )
+        let mut chunk = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]});
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            chunk[key] = value.clone();
+        }
+        sse(None, &chunk)
     };
     let mut body = Vec::new();
     for i in 0..300 {
@@ -219,6 +226,26 @@ async fn completions_deltas_read_the_same_whatever_the_network_reads() {
     assert_eq!(done["type"], "done", "{done}");
     let expected_text: String = (0..300).map(|i| PIECES[i % PIECES.len()]).collect();
     assert_eq!(done["message"]["content"][0]["text"], expected_text);
+    let arguments: Value = serde_json::from_str(&arguments()).unwrap();
+    assert_eq!(done["message"]["content"][1]["arguments"], arguments);
+}
+
+#[tokio::test]
+async fn chunks_longer_than_the_smallest_window_read_the_same_whatever_the_network_reads() {
+    // Chunks of ~500 bytes, as gateways that add their own fields send them.
+    let padding = json!({
+        "model": "a-long-model-name-2026-12-03",
+        "created": 1_764_720_000,
+        "system_fingerprint": "fp_0123456789abcdef",
+        "service_tier": "default",
+        "provider": {"name": "some-gateway", "region": "eu-west-1", "route": "primary"},
+        "usage": null,
+        "obfuscation": "x".repeat(120),
+    });
+    let body = completions_body_with(padding);
+    let events = every_serving_gives_the_same_events("openai-completions", body).await;
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done", "{done}");
     let arguments: Value = serde_json::from_str(&arguments()).unwrap();
     assert_eq!(done["message"]["content"][1]["arguments"], arguments);
 }

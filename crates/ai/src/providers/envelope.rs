@@ -75,8 +75,14 @@ impl Envelope {
         })
     }
 
-    /// This envelope, also matching whole events that begin with `head` (see [`EventBytes`]).
+    /// This envelope, also matching whole events that begin with `head` (see [`EventBytes`]);
+    /// unchanged when its prefix or suffix holds a line end (data learned from an event of
+    /// several `data:` lines, joined by LF: one line with it would be read differently).
     fn in_event(mut self, head: &str) -> Envelope {
+        let line_end = |text: &str| text.bytes().any(|b| b == b'\n' || b == b'\r');
+        if line_end(&self.prefix) || line_end(&self.suffix) {
+            return self;
+        }
         let mut tail = self.suffix.as_bytes().to_vec();
         tail.extend_from_slice(crate::sse::SIMPLE_EVENT_END);
         self.event = Some(EventBytes {
@@ -105,6 +111,28 @@ impl Envelope {
             escaped,
             len: start + end + event.tail.len(),
         })
+    }
+
+    /// Whether `input` is the start of an event of this envelope cut before its end (what a
+    /// window of text shorter than the event looks like), as opposed to another event.
+    fn cut_short(&self, input: &str) -> bool {
+        let Some(event) = &self.event else {
+            return false;
+        };
+        let bytes = input.as_bytes();
+        if bytes.len() < event.head.len() {
+            return !bytes.is_empty() && event.head.starts_with(bytes);
+        }
+        let Some(rest) = bytes.strip_prefix(&*event.head) else {
+            return false;
+        };
+        match literal_end(rest) {
+            Some((end, _)) => {
+                let after = &rest[end..];
+                after.len() < event.tail.len() && event.tail.starts_with(after)
+            }
+            None => runs_off(rest),
+        }
     }
 
     /// The string at the envelope's place in `data`, when `data` has this envelope and a
@@ -210,6 +238,21 @@ fn literal_end(rest: &[u8]) -> Option<(usize, bool)> {
             return None;
         }
     }
+}
+
+/// Whether the string literal whose characters `rest` begins with is cut by the end of `rest`
+/// (no closing quote, no control character before the end).
+fn runs_off(rest: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(&byte) = rest.get(at) {
+        match byte {
+            b'\\' => at += 2,
+            b'"' => return false,
+            byte if byte < 0x20 => return false,
+            _ => at += 1,
+        }
+    }
+    true
 }
 
 /// The bytes of `word` (little-endian) that a JSON string literal cannot hold as they are
@@ -329,6 +372,15 @@ impl<S> EnvelopeCache<S> {
         input: &'d str,
     ) -> Option<(Text<'s>, &'s S, usize)> {
         self.fragment_at_if(input, |_| true)
+    }
+
+    /// Whether `input` begins with an event of one of the cached envelopes whose skeleton is
+    /// `wanted`, cut before its end (see [`fragment_at_if`](Self::fragment_at_if)): the text
+    /// was too short for it.
+    pub fn cut_short_at_if(&self, input: &str, wanted: impl Fn(&S) -> bool) -> bool {
+        self.entries
+            .iter()
+            .any(|(envelope, skeleton)| wanted(skeleton) && envelope.cut_short(input))
     }
 
     /// [`fragment_if`](Self::fragment_if) for the event `input` begins with (the stream's text,

@@ -309,3 +309,49 @@ fn events_read_in_place_are_what_reading_them_then_their_data_gives() {
     // A cache not made for events reads none in place.
     assert!(chunks.fragment_at(&event("x")).is_none());
 }
+
+#[test]
+fn an_envelope_learned_from_several_data_lines_is_not_matched_in_events() {
+    // Data joined from two `data:` lines holds an LF between tokens; one line holding the same
+    // text would be two lines, read differently, so such an envelope reads no event in place.
+    let learned = "{\"type\":\"content_block_delta\",\"index\":0,\n\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}";
+    let mut cache = EnvelopeCache::in_events("content_block_delta");
+    cache.parsed(Some("delta"), |skeleton| {
+        let at = learned.find("hi").unwrap();
+        Some((Envelope::around(learned, &learned[at..at + 2])?, skeleton))
+    });
+    let event = format!(
+        "event: content_block_delta\ndata: {}\n\n",
+        learned.replace("hi", "X")
+    );
+    assert!(cache.fragment_at(&event).is_none());
+    // Its data still reads through the envelope.
+    assert!(cache.fragment(&learned.replace("hi", "X")).is_some());
+}
+
+#[test]
+fn an_event_cut_short_is_told_from_another_event() {
+    let data = r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"learned"}}"#;
+    let mut cache = EnvelopeCache::in_events("content_block_delta");
+    cache.parsed(Some(()), |skeleton| {
+        let at = data.find("learned").unwrap();
+        Some((Envelope::around(data, &data[at..at + 7])?, skeleton))
+    });
+    let event = format!(
+        "event: content_block_delta\ndata: {}\n\n",
+        data.replace("learned", r#"a \"long\" fragment"#)
+    );
+    assert!(cache.fragment_at(&event).is_some());
+    for cut in 1..event.len() {
+        assert!(cache.cut_short_at_if(&event[..cut], |_| true), "{cut}");
+    }
+    for other in [
+        "event: ping\ndata: {}\n\n".to_string(),
+        event.replace("\"index\":1", "\"index\":2"),
+        event.replace("fragment", "frag\u{1}ment"),
+        event.clone(),
+        String::new(),
+    ] {
+        assert!(!cache.cut_short_at_if(&other, |_| true), "{other:?}");
+    }
+}

@@ -2,6 +2,7 @@
 //! final message, so every provider emits the same event grammar (blocks open and close in order,
 //! exactly one terminal event).
 
+mod deltas;
 mod sink;
 
 use std::borrow::Cow;
@@ -325,128 +326,6 @@ impl ReplyBuilder {
                 delta: delta.into(),
             })
             .await;
-    }
-
-    /// What [`text`](Self::text) does when that needs no waiting: a non-empty `delta` for the
-    /// open text block, with room in the sink's batch. Hands `delta` back, nothing changed,
-    /// otherwise (then call `text`). The per-delta path of a decoder that can skip a future.
-    pub(crate) fn text_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
-        match self.held_batch() {
-            Some(batch) => self.prose_into(&mut batch.lock(), delta, false),
-            None => Err(delta),
-        }
-    }
-
-    /// [`thinking`](Self::thinking) when that needs no waiting, as [`text_now`](Self::text_now).
-    pub(crate) fn thinking_now<'a>(&mut self, delta: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
-        match self.held_batch() {
-            Some(batch) => self.prose_into(&mut batch.lock(), delta, true),
-            None => Err(delta),
-        }
-    }
-
-    /// [`tool_call_delta`](Self::tool_call_delta) when that needs no waiting (a tool call is
-    /// open, the sink's batch has room), as [`text_now`](Self::text_now).
-    pub(crate) fn tool_call_delta_now<'a>(
-        &mut self,
-        delta: Cow<'a, str>,
-    ) -> Result<(), Cow<'a, str>> {
-        match self.held_batch() {
-            Some(batch) => self.tool_call_delta_into(&mut batch.lock(), delta),
-            None => Err(delta),
-        }
-    }
-
-    /// The sink's batch, for a run of deltas applied with the `*_into` methods under one lock;
-    /// `None` when the sink does not batch or the stream has ended.
-    pub(crate) fn held_batch(&self) -> Option<HeldBatch> {
-        self.sink.held_batch()
-    }
-
-    /// [`text_now`](Self::text_now) into a batch this builder's sink lent
-    /// ([`held_batch`](Self::held_batch)).
-    #[inline]
-    pub(crate) fn text_into<'a>(
-        &mut self,
-        held: &mut Held<'_>,
-        delta: Cow<'a, str>,
-    ) -> Result<(), Cow<'a, str>> {
-        self.prose_into(held, delta, false)
-    }
-
-    /// [`thinking_now`](Self::thinking_now) into a lent batch, as [`text_into`](Self::text_into).
-    pub(crate) fn thinking_into<'a>(
-        &mut self,
-        held: &mut Held<'_>,
-        delta: Cow<'a, str>,
-    ) -> Result<(), Cow<'a, str>> {
-        self.prose_into(held, delta, true)
-    }
-
-    /// [`text_into`](Self::text_into), or [`thinking_into`](Self::thinking_into) when
-    /// `thinking`.
-    #[inline]
-    fn prose_into<'a>(
-        &mut self,
-        held: &mut Held<'_>,
-        delta: Cow<'a, str>,
-        thinking: bool,
-    ) -> Result<(), Cow<'a, str>> {
-        if delta.is_empty() {
-            return Ok(());
-        }
-        let index = match (&self.open, thinking) {
-            (Some(OpenBlock::Text(index)), false) | (Some(OpenBlock::Thinking(index)), true) => {
-                *index
-            }
-            _ => return Err(delta),
-        };
-        if !held.has_room() {
-            return Err(delta);
-        }
-        match self.message.content.get_mut(index) {
-            Some(AssistantContent::Text(t)) if !thinking => t.text.push_str(&delta),
-            Some(AssistantContent::Thinking(t)) if thinking => t.thinking.push_str(&delta),
-            _ => {}
-        }
-        let delta = delta.into();
-        held.push(if thinking {
-            AssistantMessageEvent::ThinkingDelta {
-                content_index: index,
-                delta,
-            }
-        } else {
-            AssistantMessageEvent::TextDelta {
-                content_index: index,
-                delta,
-            }
-        });
-        Ok(())
-    }
-
-    /// [`tool_call_delta_now`](Self::tool_call_delta_now) into a lent batch, as
-    /// [`text_into`](Self::text_into).
-    #[inline]
-    pub(crate) fn tool_call_delta_into<'a>(
-        &mut self,
-        held: &mut Held<'_>,
-        delta: Cow<'a, str>,
-    ) -> Result<(), Cow<'a, str>> {
-        if delta.is_empty() {
-            return Ok(());
-        }
-        let Some(OpenBlock::ToolCall { index, raw }) = &mut self.open else {
-            return Err(delta);
-        };
-        if !held.has_room() {
-            return Err(delta);
-        }
-        raw.push_str(&delta);
-        held.push(AssistantMessageEvent::ToolcallDelta {
-            content_index: *index,
-            delta: delta.into(),
-        });
-        Ok(())
     }
 
     /// Closes the open block, sending its `*_end` event.

@@ -142,6 +142,13 @@ impl EventSink {
         self.tx.send(vec![event]).await.is_ok()
     }
 
+    /// The batch of held events, locked, when this sink batches and the stream has not ended
+    /// (what [`held_batch`](Self::held_batch) lends, borrowed for one delta).
+    pub(super) fn held(&self) -> Option<Held<'_>> {
+        let held = self.held.as_ref()?;
+        (!self.terminal_sent()).then(|| Held(lock(held)))
+    }
+
     /// The batch of held events, for a run of deltas pushed under one lock (see
     /// [`HeldBatch`]), when this sink batches and the stream has not ended.
     pub(super) fn held_batch(&self) -> Option<HeldBatch> {
@@ -202,7 +209,8 @@ impl Held<'_> {
         self.0.len() + 1 < MAX_HELD
     }
 
-    /// Holds `event` (a delta) for the consumer. Call only [`has_room`](Self::has_room).
+    /// Holds `event` (a delta) for the consumer; only after [`has_room`](Self::has_room) said
+    /// there is room.
     #[inline]
     pub(super) fn push(&mut self, event: AssistantMessageEvent) {
         self.0.push(event);

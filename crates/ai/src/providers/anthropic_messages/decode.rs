@@ -7,7 +7,7 @@ use super::stream::EventProcessor;
 use super::wire::StreamEvent;
 use crate::diagnostics::quote_chunk;
 use crate::failure::Failure;
-use crate::providers::transport::{Decoder, EventDecoder, Flow};
+use crate::providers::transport::{Decoder, EventDecoder, Flow, InPlace};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
 use crate::types::model::Model;
@@ -66,9 +66,9 @@ impl EventDecoder for AnthropicDecoder {
         }
     }
 
-    fn events_in_place(&mut self, text: &str) -> usize {
+    fn events_in_place(&mut self, text: &str) -> InPlace {
         let Some(batch) = self.processor.held_batch() else {
-            return 0;
+            return InPlace::default();
         };
         let mut held = batch.lock();
         let mut used = 0;
@@ -81,7 +81,14 @@ impl EventDecoder for AnthropicDecoder {
             }
             used += len;
         }
-        used
+        InPlace {
+            used,
+            cut_short: self.deltas.cut_short(&text[used..]),
+        }
+    }
+
+    fn reads_in_place(&self) -> bool {
+        true
     }
 }
 

@@ -84,6 +84,12 @@ impl BlockDeltaReader {
         ))
     }
 
+    /// Whether `input` begins with a `content_block_delta` event of a learned envelope cut
+    /// before its end (the text was too short for it).
+    pub fn cut_short(&self, input: &str) -> bool {
+        self.cache.cut_short_at_if(input, |_| true)
+    }
+
     fn parse<'d>(&mut self, data: &'d str) -> Option<BlockDeltaData<'d>> {
         let event = BlockDeltaData::parse(data)?;
         self.cache

@@ -228,8 +228,8 @@ impl EventProcessor {
         }
     }
 
-    /// The sink's batch, for a run of [`process_block_delta_into`]
-    /// (Self::process_block_delta_into) under one lock.
+    /// The sink's batch, for a run of
+    /// [`process_block_delta_into`](Self::process_block_delta_into) under one lock.
     pub fn held_batch(&self) -> Option<HeldBatch> {
         self.out.held_batch()
     }

@@ -5,7 +5,7 @@ use super::prepare::ChatSeed;
 use super::reader::ChunkReader;
 use super::stream::ChunkProcessor;
 use crate::failure::Failure;
-use crate::providers::transport::{Decoder, EventDecoder, Flow};
+use crate::providers::transport::{Decoder, EventDecoder, Flow, InPlace};
 use crate::reply::ReplyBuilder;
 use crate::sse::SseEvent;
 use crate::types::model::Model;
@@ -59,13 +59,22 @@ impl EventDecoder for ChatDecoder {
         self.rewrite.is_none() && self.processor.process_data_now(&mut self.reader, data)
     }
 
-    fn events_in_place(&mut self, text: &str) -> usize {
+    fn events_in_place(&mut self, text: &str) -> InPlace {
         // (As for `event_now`: a chunk to rewrite is not read in place.)
         if self.rewrite.is_some() {
-            return 0;
+            return InPlace::default();
         }
-        self.processor
-            .process_events_in_place(&mut self.reader, text)
+        let used = self
+            .processor
+            .process_events_in_place(&mut self.reader, text);
+        InPlace {
+            used,
+            cut_short: self.reader.cut_short(&text[used..]),
+        }
+    }
+
+    fn reads_in_place(&self) -> bool {
+        self.rewrite.is_none()
     }
 }
 

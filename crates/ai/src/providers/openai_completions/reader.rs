@@ -157,6 +157,13 @@ impl ChunkReader {
         Some((Fragment { skeleton, text }, len))
     }
 
+    /// Whether `input` begins with a chunk's event of such an envelope cut before its end (the
+    /// text was too short for it).
+    pub fn cut_short(&self, input: &str) -> bool {
+        self.cache
+            .cut_short_at_if(input, |skeleton| skeleton.target.is_some())
+    }
+
     /// Parses `data` in full, learning its envelope when the cache is learning.
     fn parse<'s, 'd: 's>(&'s mut self, data: &'d str) -> serde_json::Result<ChatChunk<'s>> {
         let chunk: ChatChunk<'d> = serde_json::from_str(data)?;

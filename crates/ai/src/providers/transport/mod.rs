@@ -108,12 +108,28 @@ pub(crate) trait EventDecoder: Decoder {
 
     /// Applies the events `text` begins with (the stream's text, read by a decoder between
     /// events) while each repeats a learned envelope in the common shape and
-    /// [`event_now`](Self::event_now) would apply it: how many bytes they take (0 when none
-    /// was applied). The same as reading each event and calling `event_now`, without finding
-    /// its lines, checking its name or validating its text again.
-    fn events_in_place(&mut self, _text: &str) -> usize {
-        0
+    /// [`event_now`](Self::event_now) would apply it: how many bytes they take, and whether the
+    /// text ended inside such an event. The same as reading each event and calling
+    /// `event_now`, without finding its lines, checking its name or validating its text again.
+    fn events_in_place(&mut self, _text: &str) -> InPlace {
+        InPlace::default()
     }
+
+    /// Whether [`events_in_place`](Self::events_in_place) can read anything now: when not, the
+    /// driver does not check the stream's text for it.
+    fn reads_in_place(&self) -> bool {
+        false
+    }
+}
+
+/// What [`EventDecoder::events_in_place`] read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct InPlace {
+    /// How many bytes the events it applied take.
+    pub used: usize,
+    /// Whether it stopped at an event of a learned envelope that the text cut short (a longer
+    /// text would have let it read on).
+    pub cut_short: bool,
 }
 
 /// Starts a reply: the builder, or the terminal `error` when the client could not be built or
@@ -265,10 +281,12 @@ pub(crate) async fn drive_sse<S, D: EventDecoder>(
     loop {
         // The common deltas, matched whole against the last ones' envelope in the text of the
         // network read (checked for UTF-8 once, not per event) and applied at once.
-        if let Some(text) = source.text_at_event_start() {
-            let checked = text.len();
-            let used = decoder.events_in_place(text);
-            source.consume_in_place(used, checked);
+        if decoder.reads_in_place() {
+            if let Some(text) = source.text_at_event_start() {
+                let checked = text.len();
+                let read = decoder.events_in_place(text);
+                source.consume_in_place(read, checked);
+            }
         }
         // The common event, read in place from the network read and applied at once.
         let mut tried = false;

@@ -6,6 +6,7 @@ use bytes::{Buf, Bytes};
 use tokio::time::Instant;
 
 use super::open::deadline_text;
+use super::InPlace;
 use crate::diagnostics::error_chain;
 use crate::failure::{Failure, FailureKind};
 use crate::options::StreamOptions;
@@ -29,6 +30,17 @@ pub struct SseSource {
 /// is small, and a large window is checked once per network read.
 const MIN_WINDOW: usize = 256;
 const MAX_WINDOW: usize = 1 << 20;
+
+/// The window after a decoder `read` in place from `checked` bytes of text. It follows what is
+/// read in place: twice the text when most of it was used, or when the text (cut by the window,
+/// `cut_by_window`) ended inside an event the decoder would have read, so events longer than
+/// the window soon fit; twice what was used otherwise, so a stream whose events are rarely read
+/// in place is not checked far ahead again and again (each check costs the window).
+fn next_window(read: InPlace, checked: usize, cut_by_window: bool) -> usize {
+    let grow = read.used * 2 >= checked || (read.cut_short && cut_by_window);
+    let window = if grow { checked * 2 } else { read.used * 2 };
+    window.clamp(MIN_WINDOW, MAX_WINDOW)
+}
 
 impl SseSource {
     /// Reads `response`, which must be over by `deadline`.
@@ -70,33 +82,34 @@ impl SseSource {
             return None;
         }
         let bytes = &self.unread[..self.unread.len().min(self.window)];
-        let text = match simdutf8::compat::from_utf8(bytes) {
+        let text = match simdutf8::basic::from_utf8(bytes) {
             Ok(text) => text,
             // (A character cut at the window's or the read's end, or invalid bytes: the text
             // up to them; the ordinary reading reports invalid ones.)
-            Err(e) => simdutf8::basic::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
+            Err(_) => {
+                let valid = simdutf8::compat::from_utf8(bytes)
+                    .err()
+                    .map_or(bytes.len(), |e| e.valid_up_to());
+                simdutf8::basic::from_utf8(&bytes[..valid]).ok()?
+            }
         };
         (!text.is_empty()).then_some(text)
     }
 
-    /// Passes over `used` bytes of the `checked` that
-    /// [`text_at_event_start`](Self::text_at_event_start) returned, read in place. The window
-    /// follows what is read in place: it doubles when most of the text was used, and shrinks to
-    /// twice what was used otherwise, so a stream whose deltas are rarely read in place is not
-    /// checked far ahead again and again.
-    pub(crate) fn consume_in_place(&mut self, used: usize, checked: usize) {
-        self.window = if used * 2 >= checked {
-            (checked * 2).clamp(MIN_WINDOW, MAX_WINDOW)
-        } else {
-            (used * 2).clamp(MIN_WINDOW, MAX_WINDOW)
-        };
-        if used > 0 {
-            self.consume(used);
+    /// Passes over what a decoder `read` in place of the `checked` bytes
+    /// [`text_at_event_start`](Self::text_at_event_start) returned, and sets the next window
+    /// (see [`next_window`]).
+    pub(crate) fn consume_in_place(&mut self, read: InPlace, checked: usize) {
+        let cut_by_window = checked < self.unread.len();
+        self.window = next_window(read, checked, cut_by_window);
+        if read.used > 0 {
+            self.consume(read.used);
         }
     }
 
-    /// Passes over an event read in place (`len`, its length): the one
-    /// [`peek_simple`](Self::peek_simple) returned.
+    /// Passes over `len` bytes of events read in place: the one
+    /// [`peek_simple`](Self::peek_simple) returned, or those a decoder read from
+    /// [`text_at_event_start`](Self::text_at_event_start).
     pub(crate) fn consume(&mut self, len: usize) {
         self.unread.advance(len);
         self.decoder.skip(len);
@@ -255,5 +268,47 @@ async fn read_chunk(
         )),
         Ok(Ok(None)) => Chunk::Ended,
         Ok(Ok(Some(bytes))) => Chunk::Bytes(bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(used: usize, cut_short: bool) -> InPlace {
+        InPlace { used, cut_short }
+    }
+
+    #[test]
+    fn the_window_follows_what_is_read_in_place() {
+        // Most of the text used: it doubles, up to the largest window.
+        assert_eq!(next_window(read(4000, false), 4096, true), 8192);
+        assert_eq!(
+            next_window(read(MAX_WINDOW, false), MAX_WINDOW, true),
+            MAX_WINDOW
+        );
+        // Little used: twice what was, down to the smallest window.
+        assert_eq!(next_window(read(1000, false), 65_536, true), 2000);
+        assert_eq!(next_window(read(0, false), 65_536, true), MIN_WINDOW);
+        // An event the window cut short: it doubles, however little was used.
+        assert_eq!(next_window(read(0, true), 256, true), 512);
+        assert_eq!(next_window(read(100, true), 4096, true), 8192);
+        // Cut short by the end of the read, not the window: a larger window would not help.
+        assert_eq!(next_window(read(0, true), 256, false), MIN_WINDOW);
+    }
+
+    #[test]
+    fn events_longer_than_the_smallest_window_soon_fit_in_it() {
+        // A stream whose first try read nothing, then events of 5,000 bytes, each cut short by
+        // the window until it holds one: a few events, not the whole stream.
+        let event = 5_000;
+        let mut window = next_window(read(0, false), 4096, true);
+        let mut tries = 0;
+        while window < event {
+            window = next_window(read(0, true), window, true);
+            tries += 1;
+        }
+        assert_eq!(window, 8192);
+        assert_eq!(tries, 5);
     }
 }
