@@ -210,6 +210,11 @@ async fn every_serving_gives_the_same_events(api: &str, body: Vec<u8>) -> Vec<Va
 #[tokio::test]
 async fn anthropic_deltas_read_the_same_whatever_the_network_reads() {
     let events = every_serving_gives_the_same_events("anthropic-messages", anthropic_body()).await;
+    assert_done_with_everything_sent(&events);
+}
+
+/// The last event is `done` with the 300 text deltas and the tool call's arguments.
+fn assert_done_with_everything_sent(events: &[Value]) {
     let done = events.last().unwrap();
     assert_eq!(done["type"], "done", "{done}");
     let expected_text: String = (0..300).map(|i| PIECES[i % PIECES.len()]).collect();
@@ -222,12 +227,7 @@ async fn anthropic_deltas_read_the_same_whatever_the_network_reads() {
 async fn completions_deltas_read_the_same_whatever_the_network_reads() {
     let events =
         every_serving_gives_the_same_events("openai-completions", completions_body()).await;
-    let done = events.last().unwrap();
-    assert_eq!(done["type"], "done", "{done}");
-    let expected_text: String = (0..300).map(|i| PIECES[i % PIECES.len()]).collect();
-    assert_eq!(done["message"]["content"][0]["text"], expected_text);
-    let arguments: Value = serde_json::from_str(&arguments()).unwrap();
-    assert_eq!(done["message"]["content"][1]["arguments"], arguments);
+    assert_done_with_everything_sent(&events);
 }
 
 #[tokio::test]
@@ -244,10 +244,7 @@ async fn chunks_longer_than_the_smallest_window_read_the_same_whatever_the_netwo
     });
     let body = completions_body_with(padding);
     let events = every_serving_gives_the_same_events("openai-completions", body).await;
-    let done = events.last().unwrap();
-    assert_eq!(done["type"], "done", "{done}");
-    let arguments: Value = serde_json::from_str(&arguments()).unwrap();
-    assert_eq!(done["message"]["content"][1]["arguments"], arguments);
+    assert_done_with_everything_sent(&events);
 }
 
 #[tokio::test]
