@@ -37,8 +37,9 @@ pub struct Envelope {
 /// An [`Envelope`] as the bytes of a server-sent event whose data is the chunk, in the shape
 /// [`crate::sse::SseDecoder::peek_simple`] reads: input beginning with `head`, a string
 /// literal's characters and `tail` (which begins with the closing quote) is one event of the
-/// cache's name whose data is the envelope around that literal, since neither part holds a
-/// CR or LF (they come from one data line) and the literal's characters cannot.
+/// cache's name whose data is the envelope around that literal, since neither the prefix nor
+/// the suffix holds a CR or LF (`in_event` makes no event bytes of an envelope learned from data
+/// of several lines) and the literal's characters cannot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct EventBytes {
     /// The event's head (see [`crate::sse::simple_event_head`]) and the prefix.
