@@ -413,12 +413,7 @@ impl<S> EnvelopeCache<S> {
                     Some((position, envelope.literal_at(input)?))
                 })?;
         let text = literal.value(input, scratch)?;
-        // (As `hit`, on the fields `text` does not borrow.)
-        if position > 0 {
-            entries[..=position].rotate_right(1);
-        }
-        *misses = 0;
-        *hits += 1;
+        record_hit(entries, misses, hits, position);
         Some((text, &entries.first()?.1, literal.len))
     }
 
@@ -450,12 +445,12 @@ impl<S> EnvelopeCache<S> {
 
     /// Records a hit on the entry at `position`, which becomes the first.
     fn hit(&mut self, position: usize) {
-        if position > 0 {
-            // (Not for the first entry: rotating one element still moves it twice.)
-            self.entries[..=position].rotate_right(1);
-        }
-        self.misses = 0;
-        self.hits += 1;
+        record_hit(
+            &mut self.entries,
+            &mut self.misses,
+            &mut self.hits,
+            position,
+        );
     }
 
     /// The skeleton of the envelope [`fragment`](Self::fragment) last found.
@@ -494,6 +489,17 @@ impl<S> EnvelopeCache<S> {
     pub fn hits(&self) -> u64 {
         self.hits
     }
+}
+
+/// A hit on the cache entry at `position` (which becomes the first), on the fields of an
+/// [`EnvelopeCache`] (so a caller holding a borrow of its scratch buffer can record it too).
+fn record_hit<T>(entries: &mut [T], misses: &mut u64, hits: &mut u64, position: usize) {
+    if position > 0 {
+        // (Not for the first entry: rotating one element still moves it twice.)
+        entries[..=position].rotate_right(1);
+    }
+    *misses = 0;
+    *hits += 1;
 }
 
 #[cfg(test)]

@@ -60,10 +60,7 @@ impl EventDecoder for ChatDecoder {
     }
 
     fn events_in_place(&mut self, text: &str) -> InPlace {
-        // (As for `event_now`: a chunk to rewrite is not read in place.)
-        if self.rewrite.is_some() {
-            return InPlace::default();
-        }
+        // (Called only when `reads_in_place`: no chunk to rewrite.)
         let used = self
             .processor
             .process_events_in_place(&mut self.reader, text);
@@ -74,6 +71,7 @@ impl EventDecoder for ChatDecoder {
     }
 
     fn reads_in_place(&self) -> bool {
+        // As for `event_now`: a chunk to rewrite is not read in place.
         self.rewrite.is_none()
     }
 }

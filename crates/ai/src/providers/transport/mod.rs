@@ -115,8 +115,8 @@ pub(crate) trait EventDecoder: Decoder {
         InPlace::default()
     }
 
-    /// Whether [`events_in_place`](Self::events_in_place) can read anything now: when not, the
-    /// driver does not check the stream's text for it.
+    /// Whether [`events_in_place`](Self::events_in_place) can read anything: the driver
+    /// checks the stream's text for it, and calls it, only when this is true.
     fn reads_in_place(&self) -> bool {
         false
     }
