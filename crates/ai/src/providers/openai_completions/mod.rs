@@ -20,6 +20,7 @@ pub(crate) mod messages;
 pub(crate) mod prepare;
 pub(crate) mod reader;
 pub(crate) mod reasoning;
+pub(crate) mod schema_order;
 pub(crate) mod stream;
 pub(crate) mod text_tool_calls;
 pub(crate) mod wire;

@@ -68,8 +68,13 @@ pub struct ChatRequest {
     /// `"auto"`, `"none"`, `"required"` or `{"type": "function", "function": {"name": …}}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
-    /// A JSON schema the reply must match (`compat.toolChoiceAsJsonSchema`: a forced tool call).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// A JSON schema the reply must match (`compat.toolChoiceAsJsonSchema`: a forced tool call),
+    /// written with each object's required properties first (see `schema_order`), so a
+    /// grammar built from it asks for a call's `name` before its `arguments`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::schema_order::serialize_option"
+    )]
     pub response_format: Option<Value>,
     /// OpenRouter's provider routing (`compat.openRouterRouting`).
     #[serde(skip_serializing_if = "Option::is_none")]
