@@ -468,6 +468,13 @@ impl AgentToolHandle {
         self
     }
 
+    /// Replaces the description sent to the model (the schema and behaviour stay): e.g. a
+    /// shorter text with examples for a small model.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.definition).description = description.into();
+        self
+    }
+
     /// The tool's replay policy, if it declares one (see [`AgentTool::replay`]).
     pub fn replay(&self) -> Option<Replay> {
         self.replay

@@ -68,6 +68,8 @@ pub(crate) struct PromptParts {
     pub tools: Vec<String>,
     /// pi's skills listing (`config::skills::prompt_section`), if any.
     pub skills: Option<String>,
+    /// The project's files (`small` prompt profile), if listed.
+    pub files: Option<String>,
 }
 
 /// A value of `--system-prompt`/`--append-system-prompt`: an existing file's text, else the
@@ -84,7 +86,8 @@ pub(crate) fn text_or_file(value: &str) -> String {
 
 /// The named sections of the system prompt, in order (pi keeps the prompt as sections of the
 /// transcript's leading system message): `preamble` (or `--system-prompt`), `tools`,
-/// `project_context` (pi's `<project_instructions path="…">` blocks), `append`, `cwd`.
+/// `project_context` (pi's `<project_instructions path="…">` blocks), `skills`, `append`,
+/// `files` (the `small` profile's list), `cwd`.
 pub(crate) fn system_sections(
     parts: &PromptParts,
     files: &[ContextFile],
@@ -119,6 +122,12 @@ pub(crate) fn system_sections(
     }
     if !parts.append.is_empty() {
         sections.push(("append".to_string(), parts.append.join("\n\n")));
+    }
+    if let Some(files) = &parts.files {
+        sections.push((
+            "files".to_string(),
+            format!("Files in the working directory:\n{files}"),
+        ));
     }
     sections.push((
         "cwd".to_string(),

@@ -17,6 +17,7 @@ mod model_choice;
 mod model_scope;
 mod print;
 mod profile;
+mod project_files;
 mod rpc;
 mod runtime;
 mod session_choice;

@@ -301,7 +301,8 @@ impl Runtime {
             command_prefix: config.shell_command_prefix.clone(),
             commands: oxpi_tools::RunningCommands::new(),
         };
-        let mut tools = tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?;
+        let mut tools =
+            profile.tools(tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?);
         let mut names = names;
         let mcp = if args.no_mcp || args.no_tools {
             Vec::new()
@@ -362,6 +363,7 @@ impl Runtime {
             ),
             skills: crate::config::skills::prompt_section(&skills, &names),
             tools: names,
+            files: profile.file_list(&cwd),
         };
         let sections = context_files::system_sections(&parts, &files, &cwd);
         let system = SystemMessage {
