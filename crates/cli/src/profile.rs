@@ -46,7 +46,8 @@ pub(crate) const SMALL_TOOL_DESCRIPTIONS: [(&str, &str); 3] = [
         "bash",
         "Run a shell command in the project directory and return its output. Use it to count \
          lines (wc -l FILE), to add a line at the end of a file (echo 'LINE' >> FILE), to \
-         search files (grep), and to run scripts and tests.",
+         replace a word everywhere in a file (sed -i 's/OLD/NEW/g' FILE), to search files \
+         (grep), and to run scripts and tests.",
     ),
     (
         "write",

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Runs in the project copy after the agent; $ANSWER is the file holding its final reply.
+grep -qw "3" "$ANSWER"
