@@ -191,9 +191,25 @@ mod tests {
             append: vec!["Also this.".into()],
             tools: vec!["read".into()],
             skills: None,
+            files: None,
         };
         let prompt = system_prompt(&parts, &[], Path::new("/w"));
         assert!(prompt.starts_with("Be terse.\n\nAvailable tools: read.\n\nAlso this."));
         assert!(!prompt.contains("oxpi, a coding agent"));
+        assert!(!prompt.contains("Files in the working directory"));
+    }
+
+    #[test]
+    fn the_file_list_comes_just_before_the_working_directory() {
+        let parts = PromptParts {
+            tools: vec!["read".into()],
+            files: Some("a.py\nnet/b.py".into()),
+            ..PromptParts::default()
+        };
+        let prompt = system_prompt(&parts, &[], Path::new("/w"));
+        assert!(prompt.ends_with(
+            "Available tools: read.\n\nFiles in the working directory:\na.py\nnet/b.py\n\n\
+             Current working directory: /w"
+        ));
     }
 }

@@ -197,4 +197,44 @@ mod tests {
         assert_eq!(PromptProfile::Small.preamble(), Some(SMALL_PREAMBLE));
         assert_eq!(PromptProfile::Default.preamble(), None);
     }
+
+    #[test]
+    fn small_declares_its_tool_descriptions_and_lists_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("notes.md"), "# Notes\n").unwrap();
+        let ws = oxpi_tools::Workspace::new(dir.path()).unwrap();
+        let names: Vec<String> = ["read", "bash", "edit", "write"].map(String::from).into();
+        let built =
+            crate::tool_choice::build(&names, &ws, &crate::tool_choice::BashSetup::default(), true)
+                .unwrap();
+        let pi_edit = built[2].definition().description.clone();
+        let small = PromptProfile::Small.tools(built.clone());
+        let described: Vec<(&str, &str)> = small
+            .iter()
+            .map(|t| (t.name(), t.definition().description.as_str()))
+            .collect();
+        assert_eq!(
+            described,
+            [
+                ("read", SMALL_TOOL_DESCRIPTIONS[0].1),
+                ("bash", SMALL_TOOL_DESCRIPTIONS[1].1),
+                ("edit", pi_edit.as_str()),
+                ("write", SMALL_TOOL_DESCRIPTIONS[2].1),
+            ]
+        );
+        // The schemas stay the tools' own.
+        for (small, pi) in small.iter().zip(&built) {
+            assert_eq!(small.definition().parameters, pi.definition().parameters);
+        }
+        assert_eq!(PromptProfile::Default.tools(built.clone()).len(), 4);
+        assert_eq!(
+            PromptProfile::Default.tools(built.clone())[0].definition(),
+            built[0].definition()
+        );
+        assert_eq!(
+            PromptProfile::Small.file_list(dir.path()).as_deref(),
+            Some("notes.md")
+        );
+        assert_eq!(PromptProfile::Default.file_list(dir.path()), None);
+    }
 }

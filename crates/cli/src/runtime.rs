@@ -301,8 +301,9 @@ impl Runtime {
             command_prefix: config.shell_command_prefix.clone(),
             commands: oxpi_tools::RunningCommands::new(),
         };
-        let mut tools =
-            profile.tools(tool_choice::build(&names, &workspace, &bash).map_err(SetupError::from)?);
+        let small = profile == profile::PromptProfile::Small;
+        let built = tool_choice::build(&names, &workspace, &bash, small);
+        let mut tools = profile.tools(built.map_err(SetupError::from)?);
         let mut names = names;
         let mcp = if args.no_mcp || args.no_tools {
             Vec::new()

@@ -191,17 +191,22 @@ fn select_list(tools: Option<&str>, defaults: &[String]) -> Result<Vec<String>, 
 }
 
 /// The tools named `names`, over `workspace`, bash as `bash` says (its running commands
-/// registered in `bash.commands`).
+/// registered in `bash.commands`); `read` lists a directory instead of refusing it when
+/// `read_lists_directories` (the `small` prompt profile).
 pub(crate) fn build(
     names: &[String],
     workspace: &Workspace,
     bash: &BashSetup,
+    read_lists_directories: bool,
 ) -> Result<Vec<AgentToolHandle>, ToolChoiceError> {
     names
         .iter()
         .map(|name| {
             let ws = workspace.clone();
             let built = match name.as_str() {
+                "read" if read_lists_directories => {
+                    AgentToolHandle::new(oxpi_tools::ReadTool::new(ws).listing_directories())
+                }
                 "read" => oxpi_tools::read_tool(ws),
                 "bash" => bash_tool(ws, bash),
                 "edit" => oxpi_tools::edit_tool(ws),
@@ -332,7 +337,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
         let all: Vec<String> = BUILTIN_TOOLS.iter().map(|s| s.to_string()).collect();
-        let tools = build(&all, &ws, &BashSetup::default()).unwrap();
+        let tools = build(&all, &ws, &BashSetup::default(), false).unwrap();
         let built: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(built, BUILTIN_TOOLS);
     }

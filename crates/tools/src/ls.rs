@@ -100,7 +100,9 @@ struct Entry {
     is_dir: bool,
 }
 
-fn list(
+/// Lists `args.path` as the tool does, on the calling thread (also what `read` of a directory
+/// gives when [`ReadTool::listing_directories`](crate::ReadTool::listing_directories) is on).
+pub(crate) fn list(
     workspace: &Workspace,
     args: &LsArgs,
     cancel: &CancellationToken,

@@ -75,6 +75,7 @@ impl ReadArgs {
 pub struct ReadTool {
     workspace: Workspace,
     description: String,
+    lists_directories: bool,
 }
 
 impl ReadTool {
@@ -91,7 +92,18 @@ impl ReadTool {
         Self {
             workspace,
             description,
+            lists_directories: false,
         }
+    }
+
+    /// A directory given to `read` is listed as `ls` lists it instead of refused (pi refuses
+    /// it). Small models read a directory to see what is in it, and an error is where they
+    /// stop: the embedded model echoed "Cannot read src: it is a directory" as its answer to
+    /// "how many .py files are in src", and counted them from the listing. The `small` prompt
+    /// profile turns this on.
+    pub fn listing_directories(mut self) -> Self {
+        self.lists_directories = true;
+        self
     }
 
     /// The workspace it reads from.
@@ -119,9 +131,19 @@ impl AgentTool for ReadTool {
         _on_update: ToolUpdateFn,
     ) -> Result<AgentToolResult, ToolError> {
         let workspace = self.workspace.clone();
-        tokio::task::spawn_blocking(move || read_file(&workspace, &args, cancel))
-            .await
-            .map_err(|e| ToolError::new(format!("Cannot read: the read task failed: {e}")))?
+        let lists_directories = self.lists_directories;
+        tokio::task::spawn_blocking(move || {
+            if lists_directories && is_directory(&workspace, &args.path) {
+                let ls = crate::ls::LsArgs {
+                    path: Some(args.path.clone()),
+                    limit: None,
+                };
+                return crate::ls::list(&workspace, &ls, &cancel);
+            }
+            read_file(&workspace, &args, cancel)
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("Cannot read: the read task failed: {e}")))?
     }
 }
 
@@ -168,6 +190,14 @@ fn outside(shown: &str) -> ToolError {
         }
         .to_string(),
     )
+}
+
+/// Whether `shown` names a directory the workspace lets `read` see (links followed; `ls`
+/// checks again, beneath its handle on the root).
+fn is_directory(workspace: &Workspace, shown: &str) -> bool {
+    workspace
+        .resolve_readable(shown)
+        .is_ok_and(|resolved| fs::metadata(resolved).is_ok_and(|meta| meta.is_dir()))
 }
 
 /// Reads as the tool does, on the calling thread.

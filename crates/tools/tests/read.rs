@@ -462,3 +462,38 @@ async fn absolute_paths_inside_the_root_are_read() {
     assert_eq!(text(&got), "hello\n");
     assert_eq!(text_details(&got).path, "notes.txt");
 }
+
+#[tokio::test]
+async fn listing_directories_lists_a_directory_as_ls_does_and_still_refuses_outside_ones() {
+    let fx = Fixture::new();
+    fs::write(fx.root.join("sub/b.py"), "").unwrap();
+    fs::write(fx.root.join("sub/A.txt"), "").unwrap();
+    let tool =
+        oxpi_agent_core::AgentToolHandle::new(ReadTool::new(fx.ws.clone()).listing_directories())
+            .unwrap();
+    let ls = oxpi_tools::ls_tool(fx.ws.clone()).unwrap();
+    for path in ["sub", ".", "sub/"] {
+        let listed = call(&tool, json!({ "path": path })).await.unwrap();
+        let expected = call(&ls, json!({ "path": path })).await.unwrap();
+        assert_eq!(listed, expected, "{path}");
+    }
+    assert_eq!(
+        text(&call(&tool, json!({ "path": "sub" })).await.unwrap()),
+        "A.txt\nb.py\nup"
+    );
+    // Files read as before; what is outside, missing or not a directory fails as before.
+    for path in [
+        "notes.txt",
+        "link_out",
+        "link_out/",
+        "missing",
+        "sub/up",
+        "sub/up/outside",
+    ] {
+        assert_eq!(
+            call(&tool, json!({ "path": path })).await,
+            read(&fx.ws, json!({ "path": path })).await,
+            "{path}"
+        );
+    }
+}

@@ -29,9 +29,13 @@ impl Serialize for RequiredFirst<'_> {
                 let mut out = serializer.serialize_map(Some(map.len()))?;
                 for (key, value) in map {
                     match value {
-                        Value::Object(properties) if key == "properties" => {
-                            out.serialize_entry(key, &Ordered { properties, required: &required })?
-                        }
+                        Value::Object(properties) if key == "properties" => out.serialize_entry(
+                            key,
+                            &Ordered {
+                                properties,
+                                required: &required,
+                            },
+                        )?,
                         _ => out.serialize_entry(key, &RequiredFirst(value))?,
                     }
                 }
@@ -126,7 +130,10 @@ mod tests {
             )
         );
         // The same value, whatever the order: nothing is lost or added.
-        assert_eq!(serde_json::from_str::<Value>(&text(&schema)).unwrap(), schema);
+        assert_eq!(
+            serde_json::from_str::<Value>(&text(&schema)).unwrap(),
+            schema
+        );
     }
 
     #[test]
