@@ -48,6 +48,7 @@ pub mod identity;
 pub(crate) mod image_fallback;
 #[doc(hidden)]
 pub mod internals;
+pub(crate) mod json_text;
 pub mod models;
 pub mod oauth;
 pub mod options;

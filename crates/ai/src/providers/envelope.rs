@@ -21,6 +21,7 @@
 use std::borrow::Cow;
 
 use super::text::Text;
+use crate::json_text::{plain_run, PLAIN};
 
 /// The text around one string value of a parsed chunk. See the [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,20 +163,6 @@ impl Envelope {
     }
 }
 
-/// The bytes a JSON string literal holds as they are: all but control characters, `"` and `\`
-/// (a table lookup per byte, fewer instructions than the three comparisons).
-static PLAIN: [bool; 256] = {
-    let mut plain = [true; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        plain[byte] = false;
-        byte += 1;
-    }
-    plain[b'"' as usize] = false;
-    plain[b'\\' as usize] = false;
-    plain
-};
-
 /// A string literal found in an event by [`Envelope::literal_at`].
 #[derive(Debug, Clone, Copy)]
 struct Literal {
@@ -218,19 +205,9 @@ fn literal_end(rest: &[u8]) -> Option<(usize, bool)> {
     let mut escaped = false;
     let mut at = 0;
     loop {
-        // Eight plain bytes at a time, up to the first byte that is not (see `special_bytes`).
-        while let Some(word) = rest.get(at..at + 8) {
-            let mask = special_bytes(u64::from_le_bytes(word.try_into().ok()?));
-            if mask != 0 {
-                at += (mask.trailing_zeros() / 8) as usize;
-                break;
-            }
-            at += 8;
-        }
+        at += plain_run(rest.get(at..)?);
         let byte = *rest.get(at)?;
-        if PLAIN[usize::from(byte)] {
-            at += 1;
-        } else if byte == b'"' {
+        if byte == b'"' {
             return Some((at, escaped));
         } else if byte == b'\\' {
             escaped = true;
@@ -254,21 +231,6 @@ fn runs_off(rest: &[u8]) -> bool {
         }
     }
     true
-}
-
-/// The bytes of `word` (little-endian) that a JSON string literal cannot hold as they are
-/// (control characters, `"`, `\\`), as a mask whose lowest set bit is the high bit of the first
-/// such byte; 0 when all eight are plain. (Each test is the classic "has a zero byte" one,
-/// `(x - 0x01…) & !x & 0x80…`, which can also flag bytes after a true hit, never before.)
-fn special_bytes(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
-    // Bytes under 0x20: `x - 0x20…` borrows from them, and `!x` keeps bytes under 0x80.
-    let control = word.wrapping_sub(ONES * 0x20) & !word;
-    (zero(quote) | zero(backslash) | control) & HIGH
 }
 
 /// The value of a JSON string literal whose characters between the quotes are `body`, when

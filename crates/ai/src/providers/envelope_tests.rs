@@ -151,53 +151,6 @@ fn chunks_alternating_between_two_envelopes_are_both_read_through_them() {
     assert_eq!(cache.fragment(&a("r9")), None);
 }
 
-/// A small deterministic generator (xorshift), so the cases are the same on every run.
-fn xorshift(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}
-
-#[test]
-fn special_bytes_finds_the_first_byte_a_literal_cannot_hold_as_it_is() {
-    let naive = |bytes: [u8; 8]| bytes.iter().position(|&b| !PLAIN[usize::from(b)]);
-    let found = |bytes: [u8; 8]| {
-        let mask = special_bytes(u64::from_le_bytes(bytes));
-        (mask != 0).then(|| (mask.trailing_zeros() / 8) as usize)
-    };
-    // Every byte value at every position, among plain bytes and after a special one.
-    for position in 0..8 {
-        for byte in 0..=255u8 {
-            let mut bytes = *b"abcdefgh";
-            bytes[position] = byte;
-            assert_eq!(found(bytes), naive(bytes), "{bytes:?}");
-            let mut bytes = [0xFF; 8];
-            bytes[position] = byte;
-            bytes[7] = b'"';
-            assert_eq!(found(bytes), naive(bytes), "{bytes:?}");
-        }
-    }
-    // Words mixing the bytes where borrows could mislead: control bytes, 0x20, quotes,
-    // backslashes, 0x7F-0x81, 0xFF.
-    let interesting = [
-        0x00, 0x01, 0x1F, 0x20, 0x21, b'"', b'\\', 0x5D, 0x7F, 0x80, 0x81, 0xFF,
-    ];
-    let mut state = 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..200_000 {
-        let random = xorshift(&mut state);
-        let bytes = std::array::from_fn(|i| {
-            let pick = (random >> (i * 8)) as u8;
-            if pick & 1 == 0 {
-                interesting[usize::from(pick >> 1) % interesting.len()]
-            } else {
-                pick
-            }
-        });
-        assert_eq!(found(bytes), naive(bytes), "{bytes:?}");
-    }
-}
-
 /// What the stream's decoder and [`EnvelopeCache::fragment`] make of `input`: the event's
 /// fragment and how many bytes the event took, when `input` begins with one event named
 /// `name`.
