@@ -469,7 +469,28 @@ impl AgentToolHandle {
     }
 
     /// Replaces the description sent to the model (the schema and behaviour stay): e.g. a
-    /// shorter text with examples for a small model.
+    /// shorter text with examples for a small model. A clone made before keeps its own.
+    ///
+    /// ```
+    /// use oxpi_agent_core::prelude::*;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// #[serde(crate = "oxpi_agent_core::serde")]
+    /// #[schemars(crate = "oxpi_agent_core::schemars")]
+    /// struct Args {
+    ///     /// The city.
+    ///     city: String,
+    /// }
+    ///
+    /// let weather = AgentToolHandle::from_fn("get_weather", "Current weather of a city", |a: Args| async move {
+    ///     Ok::<_, ToolError>(format!("Sunny in {}", a.city))
+    /// })
+    /// .unwrap();
+    /// let short = weather.clone().with_description("Weather of CITY, e.g. get_weather(Paris)");
+    /// assert_eq!(short.definition().description, "Weather of CITY, e.g. get_weather(Paris)");
+    /// assert_eq!(weather.definition().description, "Current weather of a city");
+    /// assert_eq!(short.definition().parameters, weather.definition().parameters);
+    /// ```
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         Arc::make_mut(&mut self.definition).description = description.into();
         self

@@ -19,6 +19,7 @@ mod print;
 mod profile;
 mod project_files;
 mod rpc;
+mod run_keys;
 mod runtime;
 mod session_choice;
 mod signals;

@@ -1,10 +1,13 @@
 //! Prompt profiles: what the command tells a class of models. `default` is pi's behaviour;
 //! `small` is for small local models (the embedded Qwen2.5-Coder-1.5B, or one behind
-//! llama.cpp, Ollama or vLLM): a short system prompt such a model follows, tool calls read from
-//! its text (`compat.toolCallsInText`), the first reply to each message forced to be a tool call
-//! (asked as a JSON schema, `compat.toolChoiceAsJsonSchema`, where the server constrains decoding)
-//! and greedy sampling (temperature 0). The embedded model
-//! gets `small` unless `--prompt-profile` says otherwise.
+//! llama.cpp, Ollama or vLLM): a short system prompt such a model follows, with up to
+//! [`SMALL_FILE_LIST`] of the project's files; shorter tool descriptions with examples
+//! ([`SMALL_TOOL_DESCRIPTIONS`]); `read` of a directory answered with its listing; tool calls
+//! read from its text (`compat.toolCallsInText`); the first reply to each message forced to be
+//! a tool call (asked as a JSON schema, `compat.toolChoiceAsJsonSchema`, where the server
+//! constrains decoding); a hint after each tool result (`compat.toolResultHint`); and greedy
+//! sampling (temperature 0). The embedded model gets `small` unless `--prompt-profile` says
+//! otherwise.
 
 use std::path::Path;
 

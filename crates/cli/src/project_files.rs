@@ -4,52 +4,76 @@
 
 use std::path::Path;
 
-/// At most this many paths are looked at, so a huge directory (a home directory) costs little.
+/// At most this many entries are listed from directories, so a huge tree (a home directory)
+/// costs little: each directory entered is read whole (to sort it), and no more are entered
+/// once this many entries were seen.
 const VISITED: usize = 2_000;
 /// Directories deeper than this are not entered.
 const DEPTH: usize = 6;
 
-/// The files under `cwd` (ripgrep's ignore rules: `.gitignore`, hidden entries skipped), the
-/// shallowest first, at most `limit` of them, one relative path per line, sorted; a last line
-/// says how many more there are (or that there are more than were looked at). `None` when
-/// there is no file to list.
+/// The files under `cwd` (ripgrep's ignore rules: `.gitignore` files, also outside a Git
+/// repository, and hidden entries skipped), the shallowest first (the tree is walked level by
+/// level, so a large subdirectory does not hide the files above it), at most `limit` of them,
+/// one relative path per line, sorted; a last line says how many more there are (or that
+/// there are more than were looked at). `None` when there is no file to list.
 pub(crate) fn listing(cwd: &Path, limit: usize) -> Option<String> {
-    let mut files: Vec<(usize, String)> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
     let mut visited = 0;
     let mut cut = false;
-    for entry in ignore::WalkBuilder::new(cwd)
-        .max_depth(Some(DEPTH))
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build()
-        .flatten()
-    {
-        visited += 1;
-        if visited > VISITED {
-            cut = true;
+    let mut level = vec![cwd.to_path_buf()];
+    'levels: for _ in 0..DEPTH {
+        let mut deeper = Vec::new();
+        let mut found = Vec::new();
+        for dir in &level {
+            for entry in ignore::WalkBuilder::new(dir)
+                .max_depth(Some(1))
+                .require_git(false)
+                .sort_by_file_name(|a, b| a.cmp(b))
+                .build()
+                .flatten()
+            {
+                if entry.depth() == 0 {
+                    continue;
+                }
+                visited += 1;
+                if visited > VISITED {
+                    cut = true;
+                    found.sort();
+                    files.append(&mut found);
+                    break 'levels;
+                }
+                match entry.file_type() {
+                    Some(kind) if kind.is_dir() => deeper.push(entry.into_path()),
+                    Some(kind) if kind.is_file() => {
+                        if let Ok(relative) = entry.path().strip_prefix(cwd) {
+                            found.push(relative.to_string_lossy().into_owned());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        found.sort();
+        files.append(&mut found);
+        deeper.sort();
+        level = deeper;
+        if level.is_empty() {
             break;
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        if let Ok(relative) = entry.path().strip_prefix(cwd) {
-            files.push((entry.depth(), relative.to_string_lossy().into_owned()));
         }
     }
     if files.is_empty() {
         return None;
     }
     let total = files.len();
-    files.sort();
     files.truncate(limit);
-    let mut lines: Vec<String> = files.into_iter().map(|(_, path)| path).collect();
-    lines.sort();
-    let more = total - lines.len();
+    files.sort();
+    let more = total - files.len();
     match (more, cut) {
-        (_, true) => lines.push(format!("… and more files (more than {VISITED} entries)")),
+        (_, true) => files.push(format!("… and more files (more than {VISITED} entries)")),
         (0, false) => {}
-        (n, false) => lines.push(format!("… and {n} more files")),
+        (n, false) => files.push(format!("… and {n} more files")),
     }
-    Some(lines.join("\n"))
+    Some(files.join("\n"))
 }
 
 #[cfg(test)]
@@ -84,6 +108,29 @@ mod tests {
         );
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(listing(empty.path(), 10), None);
+    }
+
+    /// Walked level by level: a subdirectory with more entries than are looked at does not
+    /// hide the files beside it; `.gitignore` applies outside a Git repository too.
+    #[test]
+    fn a_large_subdirectory_does_not_hide_the_files_above_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
+        std::fs::write(root.join("node_modules/pkg/index.js"), "").unwrap();
+        std::fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
+        std::fs::write(root.join("main.py"), "").unwrap();
+        std::fs::write(root.join("setup.py"), "").unwrap();
+        assert_eq!(listing(root, 10).as_deref(), Some("main.py\nsetup.py"));
+        std::fs::create_dir_all(root.join("data")).unwrap();
+        for n in 0..(VISITED + 5) {
+            std::fs::write(root.join(format!("data/d{n:05}")), "").unwrap();
+        }
+        let text = listing(root, 3).unwrap();
+        assert_eq!(
+            text,
+            format!("data/d00000\nmain.py\nsetup.py\n… and more files (more than {VISITED} entries)")
+        );
     }
 
     #[test]

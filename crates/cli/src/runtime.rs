@@ -24,41 +24,9 @@ use crate::config::settings::SandboxMode;
 use crate::context_files::{self, PromptParts};
 use crate::model_choice::{ModelFlags, Target};
 use crate::profile;
+use crate::run_keys::Keys;
 use crate::session_choice::{self, SessionFlags};
 use crate::tool_choice;
-
-/// The keys of a run: `--api-key` for the chosen model's provider, else `auth.json`, else
-/// `models.json`'s `apiKey` (pi's order); `None` lets oxpi-ai read the provider's environment
-/// variables.
-#[derive(Debug, Clone)]
-struct Keys {
-    provider: String,
-    given: Option<ApiKey>,
-    auth: AuthKeys,
-    custom: Arc<CustomModels>,
-}
-
-impl Keys {
-    fn key_for(&self, provider: &str) -> Option<ApiKey> {
-        if provider == self.provider {
-            if let Some(key) = &self.given {
-                return Some(key.clone());
-            }
-        }
-        self.auth
-            .get(provider)
-            .map(str::to_string)
-            .or_else(|| self.custom.api_key(provider, &process_env))
-            .map(ApiKey::new)
-    }
-
-    /// The key of a request: [`Keys::key_for`], but none for a provider with a stored login
-    /// (its requests take the login's token: `logins::login_stream`) unless `--api-key` is its.
-    fn key_for_request(&self, provider: &str) -> Option<ApiKey> {
-        let given = self.given.clone().filter(|_| provider == self.provider);
-        given.or_else(|| (!self.auth.has_login(provider)).then(|| self.key_for(provider))?)
-    }
-}
 
 /// Why a run could not be set up; the text is what the user sees.
 #[derive(Debug, thiserror::Error)]

@@ -69,8 +69,10 @@ impl ReadArgs {
 ///
 /// Images (png, jpeg, gif, webp, recognized by content) come back as an image block after the
 /// text `Read image file [image/png]`. Other binary data (a NUL byte) is refused. Invalid UTF-8
-/// is replaced with U+FFFD and a line saying so is added. Directories, FIFOs, sockets and
-/// devices are refused without being opened for reading.
+/// is replaced with U+FFFD and a line saying so is added. Directories (unless
+/// [`listing_directories`](Self::listing_directories), which lists them as `ls` does, with
+/// `limit` as the entry limit and [`LsDetails`](crate::ls::LsDetails) as details), FIFOs,
+/// sockets and devices are refused without being opened for reading.
 #[derive(Debug, Clone)]
 pub struct ReadTool {
     workspace: Workspace,
@@ -134,9 +136,11 @@ impl AgentTool for ReadTool {
         let lists_directories = self.lists_directories;
         tokio::task::spawn_blocking(move || {
             if lists_directories && is_directory(&workspace, &args.path) {
+                // The caller's `limit` is the entry limit, so the listing's own notice
+                // ("Use limit=1000 for more") works when followed with `read`.
                 let ls = crate::ls::LsArgs {
                     path: Some(args.path.clone()),
-                    limit: None,
+                    limit: args.limit.map(NonZeroU64::get),
                 };
                 return crate::ls::list(&workspace, &ls, &cancel);
             }

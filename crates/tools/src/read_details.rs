@@ -1,6 +1,7 @@
-//! What a successful `read` reports in its result's `details`: the public [`ReadDetails`] for
-//! text and for images, and their JSON form. Both the text path (`read`) and the image path
-//! (`image`) build them.
+//! What a successful `read` of a file reports in its result's `details`: the public
+//! [`ReadDetails`] for text and for images, and their JSON form. Both the text path (`read`) and
+//! the image path (`image`) build them. (A directory listed by a `read` that lists directories
+//! reports `ls`'s [`LsDetails`](crate::LsDetails).)
 
 use serde::{Deserialize, Serialize};
 

@@ -481,6 +481,18 @@ async fn listing_directories_lists_a_directory_as_ls_does_and_still_refuses_outs
         text(&call(&tool, json!({ "path": "sub" })).await.unwrap()),
         "A.txt\nb.py\nup"
     );
+    // `limit` is the listing's entry limit, as `ls`'s notice tells the model to use it.
+    let limited = call(&tool, json!({ "path": "sub", "limit": 2 }))
+        .await
+        .unwrap();
+    assert_eq!(
+        limited,
+        call(&ls, json!({ "path": "sub", "limit": 2 })).await.unwrap()
+    );
+    assert_eq!(
+        text(&limited),
+        "A.txt\nb.py\n\n[2 entries limit reached. Use limit=4 for more]"
+    );
     // Files read as before; what is outside, missing or not a directory fails as before.
     for path in [
         "notes.txt",

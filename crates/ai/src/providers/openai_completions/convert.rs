@@ -322,4 +322,47 @@ mod tests {
         );
         assert_eq!(forced_call_schema(&context, &ToolChoice::Auto), None);
     }
+
+    /// The request body as sent (not re-parsed, which would sort the keys again): the forced
+    /// call's schema asks for `name` before `arguments`, and for a tool's required arguments
+    /// in their required order (llama.cpp's grammar makes the model write them in that order).
+    #[test]
+    fn the_forced_call_schema_is_sent_with_required_properties_first() {
+        let mut model = Model::openai_compatible("http://127.0.0.1:1/v1", "m");
+        model.compat = Some(json!({"toolChoiceAsJsonSchema": true}));
+        let compat = OpenAiCompat::for_model(&model).unwrap();
+        let edit = tool(
+            "edit",
+            json!({
+                "type": "object",
+                "properties": {
+                    "newText": {"type": "string"},
+                    "oldText": {"type": "string"},
+                    "path": {"type": "string"},
+                },
+                "required": ["path", "oldText", "newText"],
+            }),
+        );
+        let context = Context {
+            system_prompt: None,
+            messages: Default::default(),
+            tools: vec![edit],
+        };
+        let options = StreamOptions::default().with_tool_choice(ToolChoice::Required);
+        let body = serde_json::to_string(&build_request(&model, &context, &options, &compat))
+            .unwrap();
+        let at = |needle: &str| {
+            body.find(needle)
+                .unwrap_or_else(|| panic!("{needle} not in {body}"))
+        };
+        assert!(at(r#""name":{"#) < at(r#""arguments":{"#), "{body}");
+        assert!(at(r#""path":{"#) < at(r#""oldText":{"#), "{body}");
+        assert!(at(r#""oldText":{"#) < at(r#""newText":{"#), "{body}");
+        // Without the setting the same request asks through `tool_choice`, with no schema.
+        let plain = OpenAiCompat::for_model(&Model::openai_compatible("http://127.0.0.1:1/v1", "m"))
+            .unwrap();
+        let request = build_request(&model, &context, &options, &plain);
+        assert_eq!(request.response_format, None);
+        assert_eq!(request.tool_choice, Some(json!("required")));
+    }
 }
