@@ -1,3 +1,4 @@
 #!/bin/sh
 # Runs in the project copy after the agent; $ANSWER is the file holding its final reply.
-grep -qw "7" "$ANSWER"
+. "$(dirname "$0")/../lib/answer.sh"
+answer_is 7

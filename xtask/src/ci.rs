@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{labs, local_model, pi_replay, pi_reqdiff};
+use crate::{labs, local_model, pi_replay, pi_reqdiff, tasks};
 
 const USAGE: &str = "\
 cargo xtask ci [--no-labs]
@@ -33,9 +33,10 @@ Runs, in order, stopping at the first failure:
                                        every zero of the report must hold)
   6. cargo xtask local-model           (installs the embedded model on first use, ~1.1 GB)
   7. cargo xtask labs                  (every lab once, against the configured model)
+  8. cargo xtask tasks --quick         (three coding tasks through oxpi on the embedded model)
 
 Options:
-  --no-labs   Skip steps 6 and 7 (no model download, no live model)
+  --no-labs   Skip steps 6 to 8 (no model download, no live model)
   -h, --help  Show this help";
 
 /// The name every recorded-stream replay test starts with (one per wire API).
@@ -240,5 +241,10 @@ pub(crate) async fn run(root: &Path, options: Options) -> Result<bool, String> {
         return Ok(false);
     }
     println!("==> cargo xtask labs");
-    labs::run(root, labs::Options::default()).await
+    if !labs::run(root, labs::Options::default()).await? {
+        return Ok(false);
+    }
+    // The task suite's short version: three tasks, one run each, through `oxpi` on the model.
+    println!("==> cargo xtask tasks --quick");
+    tasks::run(root, tasks::Options::quick()).await
 }

@@ -65,6 +65,15 @@ impl Default for Options {
 }
 
 impl Options {
+    /// `--quick`: what `cargo xtask ci` runs.
+    pub(crate) fn quick() -> Self {
+        Self {
+            quick: true,
+            repeat: 1,
+            ..Self::default()
+        }
+    }
+
     /// Parses the arguments after `tasks`.
     pub(crate) fn parse(argv: Vec<String>) -> Result<Self, String> {
         let mut options = Self::default();

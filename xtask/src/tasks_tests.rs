@@ -16,6 +16,7 @@ fn parses_the_options() {
         (true, 1, true),
         "--quick is one run"
     );
+    assert_eq!(Options::parse(argv("--quick")), Ok(Options::quick()));
     let only = Options::parse(argv("--only 01 --only=05 --timeout 60")).unwrap();
     assert_eq!(only.only, ["01", "05"]);
     assert_eq!(only.timeout, Duration::from_secs(60));
@@ -75,4 +76,48 @@ fn pi_gets_the_server_as_a_custom_provider() {
             "models": [{"id": "qwen", "name": "qwen", "contextWindow": 8192, "maxTokens": 1024}]
         }}})
     );
+}
+
+/// `tasks/lib/answer.sh`, which the value-asking tasks' checks use: a short reply holding the
+/// value passes; a pasted file, a list of guesses or a tool's raw output does not.
+#[test]
+fn a_value_answer_passes_only_when_short_and_unambiguous() {
+    let lib = crate::workspace_root().join("tasks/lib/answer.sh");
+    let dir = tempfile::tempdir().unwrap();
+    let answer = dir.path().join("answer");
+    let check = |value: &str, reply: &str| {
+        std::fs::write(&answer, reply).unwrap();
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(". '{}'; answer_is \"$1\"", lib.display()))
+            .arg("check")
+            .arg(value)
+            .env("ANSWER", &answer)
+            .status()
+            .unwrap()
+            .success()
+    };
+    let pasted = std::fs::read_to_string(
+        crate::workspace_root().join("tasks/01-cargo-version/project/Cargo.toml"),
+    )
+    .unwrap();
+    for (value, reply, passes) in [
+        ("0.7.3", "0.7.3", true),
+        ("0.7.3", "v0.7.3\n", true),
+        ("0.7.3", "The version declared in Cargo.toml is 0.7.3.", true),
+        ("0.7.3", pasted.as_str(), false),
+        ("0.7.3", "0.7.3 or 0.8.0", false),
+        ("0.7.3", "0.7", false),
+        ("7", "7", true),
+        ("7", "The project runs 7 tests.", true),
+        ("7", "Ran 7 tests in 0.001s", false),
+        ("7", "17", false),
+        ("7", "seven", false),
+        ("tally-web", "`tally-web`", true),
+        ("tally-web", "tally-webapp", false),
+        ("headers.py", "net/headers.py", true),
+        ("headers.py", "", false),
+    ] {
+        assert_eq!(check(value, reply), passes, "{value}: {reply:?}");
+    }
 }
