@@ -104,7 +104,11 @@ fn a_value_answer_passes_only_when_short_and_unambiguous() {
     for (value, reply, passes) in [
         ("0.7.3", "0.7.3", true),
         ("0.7.3", "v0.7.3\n", true),
-        ("0.7.3", "The version declared in Cargo.toml is 0.7.3.", true),
+        (
+            "0.7.3",
+            "The version declared in Cargo.toml is 0.7.3.",
+            true,
+        ),
         ("0.7.3", pasted.as_str(), false),
         ("0.7.3", "0.7.3 or 0.8.0", false),
         ("0.7.3", "0.7", false),

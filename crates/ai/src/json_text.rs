@@ -119,7 +119,11 @@ mod tests {
     fn plain_run_is_the_byte_loop_for_every_length_and_position() {
         // Every length up to 40 with one special byte at every position (and none).
         for len in 0..40 {
-            for special in INTERESTING.iter().copied().filter(|&b| !PLAIN[usize::from(b)]) {
+            for special in INTERESTING
+                .iter()
+                .copied()
+                .filter(|&b| !PLAIN[usize::from(b)])
+            {
                 for position in 0..=len {
                     let mut bytes = vec![b'a'; len];
                     if position < len {

@@ -129,7 +129,9 @@ mod tests {
         let text = listing(root, 3).unwrap();
         assert_eq!(
             text,
-            format!("data/d00000\nmain.py\nsetup.py\n… and more files (more than {VISITED} entries)")
+            format!(
+                "data/d00000\nmain.py\nsetup.py\n… and more files (more than {VISITED} entries)"
+            )
         );
     }
 

@@ -33,7 +33,10 @@ impl Keys {
         self.auth
             .get(provider)
             .map(str::to_string)
-            .or_else(|| self.custom.api_key(provider, &|name| std::env::var(name).ok()))
+            .or_else(|| {
+                self.custom
+                    .api_key(provider, &|name| std::env::var(name).ok())
+            })
             .map(ApiKey::new)
     }
 

@@ -95,7 +95,10 @@ async fn the_default_profile_sends_pi_s_prompt_and_refuses_a_directory() {
     assert_eq!(out.stdout, "Done: Cannot read src: it is a directory\n");
     let first = server.requests()[0].json();
     let system = first["messages"][0]["content"].as_str().unwrap_or_default();
-    assert!(!system.contains("Files in the working directory"), "{system}");
+    assert!(
+        !system.contains("Files in the working directory"),
+        "{system}"
+    );
     assert!(
         !description(&first, "read").starts_with("Read a file of the project"),
         "{first}"

@@ -487,7 +487,9 @@ async fn listing_directories_lists_a_directory_as_ls_does_and_still_refuses_outs
         .unwrap();
     assert_eq!(
         limited,
-        call(&ls, json!({ "path": "sub", "limit": 2 })).await.unwrap()
+        call(&ls, json!({ "path": "sub", "limit": 2 }))
+            .await
+            .unwrap()
     );
     assert_eq!(
         text(&limited),

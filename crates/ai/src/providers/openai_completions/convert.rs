@@ -349,18 +349,22 @@ mod tests {
             tools: vec![edit],
         };
         let options = StreamOptions::default().with_tool_choice(ToolChoice::Required);
-        let body = serde_json::to_string(&build_request(&model, &context, &options, &compat))
-            .unwrap();
+        let body =
+            serde_json::to_string(&build_request(&model, &context, &options, &compat)).unwrap();
+        // Within the schema (the tool's own declaration keeps serde_json's sorted keys).
+        let schema = &body[body.find(r#""response_format""#).unwrap()..];
         let at = |needle: &str| {
-            body.find(needle)
-                .unwrap_or_else(|| panic!("{needle} not in {body}"))
+            schema
+                .find(needle)
+                .unwrap_or_else(|| panic!("{needle} not in {schema}"))
         };
         assert!(at(r#""name":{"#) < at(r#""arguments":{"#), "{body}");
         assert!(at(r#""path":{"#) < at(r#""oldText":{"#), "{body}");
         assert!(at(r#""oldText":{"#) < at(r#""newText":{"#), "{body}");
         // Without the setting the same request asks through `tool_choice`, with no schema.
-        let plain = OpenAiCompat::for_model(&Model::openai_compatible("http://127.0.0.1:1/v1", "m"))
-            .unwrap();
+        let plain =
+            OpenAiCompat::for_model(&Model::openai_compatible("http://127.0.0.1:1/v1", "m"))
+                .unwrap();
         let request = build_request(&model, &context, &options, &plain);
         assert_eq!(request.response_format, None);
         assert_eq!(request.tool_choice, Some(json!("required")));
