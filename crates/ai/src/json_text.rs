@@ -1,5 +1,6 @@
 //! Byte-level facts about JSON string literals, shared by the readers that scan them without
-//! serde_json: which bytes a literal holds as they are, found eight at a time.
+//! serde_json: which bytes a literal holds as they are, found eight at a time, and what its
+//! two-character escapes stand for.
 
 /// The bytes a JSON string literal holds as they are (RFC 8259, section 7): all but control
 /// characters, `"` and `\` (a table lookup per byte, fewer instructions than the three
@@ -54,6 +55,22 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
         .iter()
         .position(|&b| !PLAIN[usize::from(b)])
         .unwrap_or(words.remainder().len())
+}
+
+/// The character a backslash and `byte` stand for as a JSON escape; `None` for `u` (four hex
+/// digits follow) and for bytes no escape may have.
+pub(crate) fn short_escape(byte: u8) -> Option<char> {
+    Some(match byte {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

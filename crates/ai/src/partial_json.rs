@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use crate::json_text;
+use crate::json_text::{plain_run, short_escape};
 
 /// Why streamed JSON could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -193,7 +193,7 @@ impl PartialJson {
                 ..
             } = &mut self.token
             {
-                let run = json_text::plain_run(&bytes[at..]);
+                let run = plain_run(&bytes[at..]);
                 if run > 0 {
                     // The run ends before an ASCII byte or at the end: a character boundary.
                     buf.push_str(&fragment[at..at + run]);
@@ -598,22 +598,6 @@ impl PartialJson {
             }),
         }
     }
-}
-
-/// The character a backslash and `byte` stand for as an escape; `None` for `u` (four hex
-/// digits follow) and for bytes no escape may have.
-fn short_escape(byte: u8) -> Option<char> {
-    Some(match byte {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        _ => return None,
-    })
 }
 
 fn parse_number(text: &str) -> Option<Number> {

@@ -21,7 +21,7 @@
 use std::borrow::Cow;
 
 use super::text::Text;
-use crate::json_text::{plain_run, PLAIN};
+use crate::json_text::{plain_run, short_escape, PLAIN};
 
 /// The text around one string value of a parsed chunk. See the [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,17 +251,7 @@ fn unescape_short_into(body: &str, out: &mut String) -> Option<()> {
     let (mut start, mut at) = (0, 0);
     while let Some(&byte) = bytes.get(at) {
         if byte == b'\\' {
-            let unescaped = match bytes.get(at + 1)? {
-                b'"' => '"',
-                b'\\' => '\\',
-                b'/' => '/',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
-                b'n' => '\n',
-                b'r' => '\r',
-                b't' => '\t',
-                _ => return None,
-            };
+            let unescaped = short_escape(*bytes.get(at + 1)?)?;
             // `start` and `at` are at ASCII bytes, so on character boundaries.
             out.push_str(body.get(start..at)?);
             out.push(unescaped);
