@@ -79,7 +79,7 @@ fn pi_gets_the_server_as_a_custom_provider() {
 }
 
 /// `tasks/lib/answer.sh`, which the value-asking tasks' checks use: a short reply holding the
-/// value passes; a pasted file, a list of guesses or a tool's raw output does not.
+/// value passes; a pasted file or a list of guesses does not.
 #[test]
 fn a_value_answer_passes_only_when_short_and_unambiguous() {
     let lib = crate::workspace_root().join("tasks/lib/answer.sh");
@@ -114,9 +114,14 @@ fn a_value_answer_passes_only_when_short_and_unambiguous() {
         ("0.7.3", "0.7", false),
         ("7", "7", true),
         ("7", "The project runs 7 tests.", true),
-        ("7", "Ran 7 tests in 0.001s", false),
+        ("7", "Ran 7 tests in 0.001s", true),
+        ("7", "Ran 7 tests in 0.001 s", false),
         ("7", "17", false),
         ("7", "seven", false),
+        ("7", "7 tests in test_v2.py", true),
+        ("4181", "python3 compute.py prints 4181", true),
+        ("4181", "python3 compute.py prints 4180", false),
+        ("0.7.3", "v0.7.2", false),
         ("tally-web", "`tally-web`", true),
         ("tally-web", "tally-webapp", false),
         ("headers.py", "net/headers.py", true),

@@ -4,61 +4,59 @@
 
 use std::path::Path;
 
-/// At most this many entries are listed from directories, so a huge tree (a home directory)
-/// costs little: each directory entered is read whole (to sort it), and no more are entered
-/// once this many entries were seen.
+/// At most this many entries are looked at (over all the passes below), so a huge tree (a
+/// home directory) costs little; each directory entered is read whole, to sort it.
 const VISITED: usize = 2_000;
 /// Directories deeper than this are not entered.
 const DEPTH: usize = 6;
 
-/// The files under `cwd` (ripgrep's ignore rules: `.gitignore` files, also outside a Git
-/// repository, and hidden entries skipped), the shallowest first (the tree is walked level by
-/// level, so a large subdirectory does not hide the files above it), at most `limit` of them,
-/// one relative path per line, sorted; a last line says how many more there are (or that
-/// there are more than were looked at). `None` when there is no file to list.
+/// The files under `cwd`, the shallowest first, at most `limit` of them, one relative path per
+/// line, sorted; a last line says how many more there are (or that there are more than were
+/// looked at). `None` when there is no file to list.
+///
+/// ripgrep's ignore rules apply (hidden entries skipped): in a Git repository its `.gitignore`
+/// files up to the repository's root, as `rg` does; outside one, the `.gitignore` files inside
+/// `cwd` (a project not under Git still hides its `node_modules/`), none above it. The tree is
+/// walked to depth 1, then 2, and so on, so the files near the top are found first and a large
+/// subdirectory does not hide the files beside it.
 pub(crate) fn listing(cwd: &Path, limit: usize) -> Option<String> {
+    let in_repo = cwd.ancestors().any(|dir| dir.join(".git").exists());
     let mut files: Vec<String> = Vec::new();
     let mut visited = 0;
     let mut cut = false;
-    let mut level = vec![cwd.to_path_buf()];
-    'levels: for _ in 0..DEPTH {
-        let mut deeper = Vec::new();
+    'depths: for depth in 1..=DEPTH {
         let mut found = Vec::new();
-        for dir in &level {
-            for entry in ignore::WalkBuilder::new(dir)
-                .max_depth(Some(1))
-                .require_git(false)
-                .sort_by_file_name(|a, b| a.cmp(b))
-                .build()
-                .flatten()
-            {
-                if entry.depth() == 0 {
-                    continue;
-                }
-                visited += 1;
-                if visited > VISITED {
-                    cut = true;
-                    found.sort();
-                    files.append(&mut found);
-                    break 'levels;
-                }
-                match entry.file_type() {
-                    Some(kind) if kind.is_dir() => deeper.push(entry.into_path()),
-                    Some(kind) if kind.is_file() => {
-                        if let Ok(relative) = entry.path().strip_prefix(cwd) {
-                            found.push(relative.to_string_lossy().into_owned());
-                        }
+        let mut deeper = false;
+        for entry in ignore::WalkBuilder::new(cwd)
+            .max_depth(Some(depth))
+            .require_git(in_repo)
+            .parents(in_repo)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build()
+            .flatten()
+        {
+            visited += 1;
+            if visited > VISITED {
+                cut = true;
+                break;
+            }
+            if entry.depth() != depth {
+                continue;
+            }
+            match entry.file_type() {
+                Some(kind) if kind.is_dir() => deeper = true,
+                Some(kind) if kind.is_file() => {
+                    if let Ok(relative) = entry.path().strip_prefix(cwd) {
+                        found.push(relative.to_string_lossy().into_owned());
                     }
-                    _ => {}
                 }
+                _ => {}
             }
         }
         found.sort();
         files.append(&mut found);
-        deeper.sort();
-        level = deeper;
-        if level.is_empty() {
-            break;
+        if cut || !deeper {
+            break 'depths;
         }
     }
     if files.is_empty() {
@@ -111,11 +109,14 @@ mod tests {
     }
 
     /// Walked level by level: a subdirectory with more entries than are looked at does not
-    /// hide the files beside it; `.gitignore` applies outside a Git repository too.
+    /// hide the files beside it; the project's `.gitignore` applies outside a Git repository
+    /// too, and one above the project (outside a repository) does not.
     #[test]
     fn a_large_subdirectory_does_not_hide_the_files_above_it() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        // A `.gitignore` above the project hiding everything (a dotfiles home) does not count.
+        std::fs::write(dir.path().join(".gitignore"), "*\n").unwrap();
+        let root = &dir.path().join("project");
         std::fs::create_dir_all(root.join("node_modules/pkg")).unwrap();
         std::fs::write(root.join("node_modules/pkg/index.js"), "").unwrap();
         std::fs::write(root.join(".gitignore"), "node_modules/\n").unwrap();
