@@ -95,7 +95,8 @@ pub(crate) struct Args {
     #[arg(short = 'n', long = "name")]
     pub name: Option<String>,
     /// What the command tells the model: `small` (a short system prompt, tool calls read from
-    /// text, temperature 0; the default on the embedded model) or `default` (pi's).
+    /// text, temperature 0; the default on the embedded model) or `default` (pi's); else the
+    /// setting `oxpi.promptProfile`.
     #[arg(long = "prompt-profile", value_enum)]
     pub prompt_profile: Option<crate::profile::PromptProfile>,
     /// How the tools are confined: `workspace` (the working directory; bash refused where the

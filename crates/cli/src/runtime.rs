@@ -190,7 +190,10 @@ impl Runtime {
         let flags = config.model_flags(&given, &scope, &custom, &auth, &process_env);
         let choice = crate::config::run::choose_model(&flags, &custom, &auth, &process_env)
             .map_err(SetupError::from)?;
-        let profile = profile::choose(args.prompt_profile, choice.target == Target::Embedded);
+        let profile = profile::choose(
+            args.prompt_profile.or(config.prompt_profile),
+            choice.target == Target::Embedded,
+        );
         let (model, api_key, server) = match choice.target {
             Target::Remote { model, api_key } => (*model, api_key, None),
             Target::Embedded => {

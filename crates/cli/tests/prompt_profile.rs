@@ -105,3 +105,40 @@ async fn the_default_profile_sends_pi_s_prompt_and_refuses_a_directory() {
     );
     assert_eq!(first.get("response_format"), None, "{first}");
 }
+
+/// `oxpi.promptProfile` in settings.json chooses the profile when the flag does not; the flag
+/// wins over it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_setting_chooses_the_profile_and_the_flag_wins() {
+    let d = dirs();
+    let agent_dir = d.home.join(".pi/agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    std::fs::write(
+        agent_dir.join("settings.json"),
+        r#"{"oxpi": {"promptProfile": "small"}}"#,
+    )
+    .unwrap();
+    let server = scripted_server().await;
+    for (flag, small) in [(None, true), (Some("default"), false)] {
+        let mut command = oxpi(&d);
+        command.args(model_args(&server)).arg("--no-session");
+        if let Some(flag) = flag {
+            command.args(["--prompt-profile", flag]);
+        }
+        command.args(["-p", "hello"]);
+        let out = run(command).await;
+        assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+        assert_eq!(out.stdout, "Echo: hello\n", "small: {small}");
+    }
+    let requests = server.requests();
+    let systems: Vec<bool> = requests
+        .iter()
+        .map(|r| {
+            r.json()["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("You are a coding assistant working in the user's project directory. You cannot see")
+        })
+        .collect();
+    assert_eq!(systems, [true, false]);
+}

@@ -42,6 +42,8 @@ pub(crate) struct RunConfig {
     pub session_dir: Option<PathBuf>,
     /// `oxpi.sandbox`.
     pub sandbox: Option<SandboxMode>,
+    /// `oxpi.promptProfile`.
+    pub prompt_profile: Option<crate::profile::PromptProfile>,
     /// `steeringMode`.
     pub steering_mode: Option<QueueMode>,
     /// `followUpMode`.
@@ -72,6 +74,7 @@ impl RunConfig {
             shell_command_prefix: settings.shell_command_prefix(),
             session_dir: settings.session_dir(cwd),
             sandbox: settings.sandbox(),
+            prompt_profile: settings.prompt_profile(),
             steering_mode: settings.queue_mode("steeringMode"),
             follow_up_mode: settings.queue_mode("followUpMode"),
             settings,

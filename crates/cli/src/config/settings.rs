@@ -410,6 +410,20 @@ impl Settings {
         out
     }
 
+    /// oxpi's `oxpi.promptProfile` (`small`, `default`): what the command tells the model (see
+    /// `crate::profile`).
+    pub(crate) fn prompt_profile(&mut self) -> Option<crate::profile::PromptProfile> {
+        self.typed(
+            &["oxpi", "promptProfile"],
+            "one of \"small\", \"default\"",
+            |v| match v.as_str()? {
+                "small" => Some(crate::profile::PromptProfile::Small),
+                "default" => Some(crate::profile::PromptProfile::Default),
+                _ => None,
+            },
+        )
+    }
+
     /// oxpi's `oxpi.sandbox` (`workspace`, `best-effort`, `none`).
     pub(crate) fn sandbox(&mut self) -> Option<SandboxMode> {
         self.typed(

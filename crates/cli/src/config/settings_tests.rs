@@ -82,12 +82,13 @@ fn default_tools_merge_and_resolve_as_pi() {
 fn wrong_types_warn_with_file_and_field_and_use_defaults() {
     let mut s = settings(
         json!({"compaction": {"enabled": "yes"}, "defaultThinkingLevel": "huge"}),
-        json!({"retry": {"maxRetries": -1}, "oxpi": {"sandbox": "off"}}),
+        json!({"retry": {"maxRetries": -1}, "oxpi": {"sandbox": "off", "promptProfile": "tiny"}}),
     );
     assert!(s.compaction().enabled);
     assert_eq!(s.retry().max_retries, 3);
     assert_eq!(s.default_thinking_level(), None);
     assert_eq!(s.sandbox(), None);
+    assert_eq!(s.prompt_profile(), None);
     assert_eq!(
         s.warnings,
         [
@@ -99,6 +100,8 @@ fn wrong_types_warn_with_file_and_field_and_use_defaults() {
              minimal, low, medium, high, xhigh, max, found a string (\"huge\"); the default is used",
             "Invalid settings file /p/.pi/settings.json: oxpi.sandbox must be one of \
              \"workspace\", \"best-effort\", \"none\", found a string (\"off\"); the default is used",
+            "Invalid settings file /p/.pi/settings.json: oxpi.promptProfile must be one of \
+             \"small\", \"default\", found a string (\"tiny\"); the default is used",
         ]
     );
 }
