@@ -20,7 +20,7 @@ const DEPTH: usize = 6;
 /// walked to depth 1, then 2, and so on, so the files near the top are found first and a large
 /// subdirectory does not hide the files beside it.
 pub(crate) fn listing(cwd: &Path, limit: usize) -> Option<String> {
-    let in_repo = cwd.ancestors().any(|dir| dir.join(".git").exists());
+    let in_repo = crate::config::skills::git_root(cwd).is_some();
     let mut files: Vec<String> = Vec::new();
     let mut visited = 0;
     let mut cut = false;

@@ -10,6 +10,17 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+/// Whether the request's system prompt opens with the `small` profile's preamble.
+fn has_small_preamble(request: &Value) -> bool {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with(
+            "You are a coding assistant working in the user's project directory. You cannot see \
+             any file until you read it with a tool",
+        )
+}
+
 /// The description the request gives `tool`.
 fn description<'a>(request: &'a Value, tool: &str) -> &'a str {
     request["tools"]
@@ -43,10 +54,7 @@ async fn the_small_profile_shapes_the_requests_and_read_lists_a_directory() {
     assert_eq!(requests.len(), 2);
     let first = requests[0].json();
     let system = first["messages"][0]["content"].as_str().unwrap_or_default();
-    assert!(
-        system.starts_with("You are a coding assistant working in the user's project directory. You cannot see any file until you read it with a tool"),
-        "{system}"
-    );
+    assert!(has_small_preamble(&first), "{system}");
     assert!(
         system.contains("Files in the working directory:\nsetup.py\nsrc/a.py\nsrc/b.py\n"),
         "{system}"
@@ -133,12 +141,7 @@ async fn the_setting_chooses_the_profile_and_the_flag_wins() {
     let requests = server.requests();
     let systems: Vec<bool> = requests
         .iter()
-        .map(|r| {
-            r.json()["messages"][0]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .starts_with("You are a coding assistant working in the user's project directory. You cannot see")
-        })
+        .map(|r| has_small_preamble(&r.json()))
         .collect();
     assert_eq!(systems, [true, false]);
 }

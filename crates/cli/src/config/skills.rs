@@ -121,7 +121,8 @@ pub(crate) struct SkillPlaces<'a> {
     pub explicit: &'a [PathBuf],
 }
 
-fn git_root(start: &Path) -> Option<&Path> {
+/// The closest directory at or above `start` that holds `.git`.
+pub(crate) fn git_root(start: &Path) -> Option<&Path> {
     start.ancestors().find(|d| d.join(".git").exists())
 }
 
