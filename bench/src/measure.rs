@@ -10,6 +10,8 @@ pub struct Usage {
     pub cpu_us: u64,
     /// Peak resident set size, KiB.
     pub max_rss_kib: u64,
+    /// Minor page faults (first touches of memory the kernel then supplies), all threads.
+    pub minor_faults: u64,
 }
 
 /// This process's usage now.
@@ -26,6 +28,7 @@ pub fn usage() -> Usage {
     Usage {
         cpu_us: us(ru.ru_utime) + us(ru.ru_stime),
         max_rss_kib: ru.ru_maxrss as u64,
+        minor_faults: ru.ru_minflt as u64,
     }
 }
 
@@ -60,6 +63,8 @@ pub struct Figures {
     pub peak_rss_kib: u64,
     /// RSS when the span started, KiB.
     pub rss_before_kib: u64,
+    /// Minor page faults during the span (0 for a child process, whose faults are not read).
+    pub minor_faults: u64,
 }
 
 impl Span {
@@ -87,6 +92,7 @@ impl Span {
             cpu_ms: now.cpu_us.saturating_sub(self.usage.cpu_us) as f64 / 1000.0,
             peak_rss_kib: now.max_rss_kib,
             rss_before_kib: self.rss_before_kib,
+            minor_faults: now.minor_faults.saturating_sub(self.usage.minor_faults),
         }
     }
 }

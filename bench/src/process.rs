@@ -50,6 +50,7 @@ pub fn run(program: &str, args: &[String], stdin: &[u8]) -> Result<Ran, String> 
             cpu_ms: after.0.saturating_sub(before.0) as f64 / 1000.0,
             peak_rss_kib: after.1,
             rss_before_kib: 0,
+            minor_faults: 0,
         },
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
     })

@@ -76,6 +76,7 @@ pub fn round_trips(program: &str, args: &[String], n: usize) -> Result<Figures, 
         cpu_ms: after.0.saturating_sub(before.0) as f64 / 1000.0,
         peak_rss_kib: after.1,
         rss_before_kib: 0,
+        minor_faults: 0,
     })
 }
 

@@ -62,6 +62,7 @@ pub mod registry;
 pub mod reply;
 pub mod schema;
 pub mod secret;
+pub(crate) mod spare_buffer;
 pub mod sse;
 pub mod stream;
 pub mod tool;

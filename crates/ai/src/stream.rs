@@ -283,9 +283,12 @@ impl PartialMessage {
                 content_index,
                 tool_call,
             } => {
-                self.raw_arguments.remove(content_index);
+                // The copy of a large call reuses the raw text's buffer (see `spare_buffer`).
+                let spare = self.raw_arguments.remove(content_index).unwrap_or_default();
                 if let Some(block) = self.block(*content_index) {
-                    *block = AssistantContent::ToolCall((**tool_call).clone());
+                    *block = AssistantContent::ToolCall(crate::spare_buffer::clone_tool_call(
+                        tool_call, spare,
+                    ));
                 }
             }
             E::TextEnd { .. } | E::ThinkingEnd { .. } => {}
@@ -413,8 +416,17 @@ impl RawArguments {
             .map(|(_, raw, parser)| (raw, parser))
     }
 
-    fn remove(&mut self, content_index: &usize) {
-        self.0.retain(|(index, ..)| index != content_index);
+    /// Removes the call at `content_index` (any entries of it), returning its raw text.
+    fn remove(&mut self, content_index: &usize) -> Option<String> {
+        let mut removed = None;
+        self.0.retain_mut(|(index, raw, _)| {
+            let keep = index != content_index;
+            if !keep {
+                removed = Some(std::mem::take(raw));
+            }
+            keep
+        });
+        removed
     }
 
     fn clear(&mut self) {

@@ -358,9 +358,11 @@ impl ReplyBuilder {
                     Ok(arguments) => tc.arguments = arguments,
                     Err(error) => tc.arguments_error = Some(error),
                 }
+                // The event's copy of a large call writes its content into the raw text's
+                // buffer, already in memory (see `spare_buffer`).
                 AssistantMessageEvent::ToolcallEnd {
                     content_index: index,
-                    tool_call: Box::new(tc.clone()),
+                    tool_call: Box::new(crate::spare_buffer::clone_tool_call(tc, raw)),
                 }
             }
         };

@@ -158,6 +158,11 @@ pub async fn next_sse(source: &mut SseSource, options: &StreamOptions) -> SseSte
         if let Some(step) = source.next_buffered() {
             return step;
         }
+        // Every byte of the last read is used (a line it left unfinished was copied into the
+        // decoder): let go of it before waiting, so hyper can read the next bytes into the same
+        // buffer instead of a new one (an empty `Bytes` still holds the buffer it was cut from,
+        // and a new buffer of a fast stream is fresh memory, paid for page by page).
+        source.unread = Bytes::new();
         let deadline = source.deadline;
         let Some(response) = source.response.as_mut() else {
             return SseStep::Ended;
