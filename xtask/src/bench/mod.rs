@@ -753,9 +753,13 @@ fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
 }
 
 /// The order of the cells in round `round`: workload by workload as planned, each workload's
-/// subjects rotated by one place per round. Round 0 is the plan order. A subject that always ran
-/// right after another subject of the same program (oxpi + partial args after oxpi) would always
-/// find that program's code and data still in the caches, and always look a little faster.
+/// subjects in the order of row `round` of a Williams design (a Latin square in which, over
+/// its rows, every subject runs right after every other one equally often: once each in `n`
+/// rounds for `n` subjects, `n` even; twice in `2n`, `n` odd). What ran just before matters: a
+/// subject that always ran right after another of the same program would find that program's
+/// code still in the caches, and one that always ran right after pi-ai under Node (which frees
+/// a hundred megabytes on exit, that this VM hands back) would meet the slowest fresh memory.
+/// A rotation keeps every subject's predecessor the same, so it is not used.
 fn round_order(cells: &[Cell], round: usize) -> Vec<usize> {
     let mut order = Vec::with_capacity(cells.len());
     let mut start = 0;
@@ -763,11 +767,37 @@ fn round_order(cells: &[Cell], round: usize) -> Vec<usize> {
         let end = (start..cells.len())
             .find(|&i| cells[i].workload != cells[start].workload)
             .unwrap_or(cells.len());
-        let n = end - start;
-        order.extend((0..n).map(|k| start + (k + round) % n));
+        order.extend(
+            williams_row(end - start, round)
+                .into_iter()
+                .map(|k| start + k),
+        );
         start = end;
     }
     order
+}
+
+/// Row `round` (cyclically) of the Williams design for `n` subjects: the first row is 0, 1,
+/// n-1, 2, n-2, …; row r adds r to each (mod n); for odd `n` rows n..2n are the first n
+/// reversed.
+fn williams_row(n: usize, round: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let first = (0..n).map(|k| {
+        if k % 2 == 1 {
+            k.div_ceil(2)
+        } else {
+            (n - k / 2) % n
+        }
+    });
+    let period = if n % 2 == 0 { n } else { 2 * n };
+    let r = round % period;
+    let mut row: Vec<usize> = first.map(|k| (k + r % n) % n).collect();
+    if r >= n {
+        row.reverse();
+    }
+    row
 }
 
 /// For a pi-ai TS stream row: how many runs fit the budget, or why the row is skipped. pi-ai

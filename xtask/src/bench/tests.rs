@@ -107,7 +107,7 @@ fn node_rows_over_budget_are_skipped_with_an_estimate() {
 }
 
 #[test]
-fn each_round_rotates_the_subjects_of_every_workload() {
+fn each_round_orders_the_subjects_of_every_workload_anew() {
     let cell = |workload: &Workload, subject| Cell {
         workload: workload.clone(),
         subject,
@@ -124,12 +124,43 @@ fn each_round_rotates_the_subjects_of_every_workload() {
     let cells = vec![
         cell(&stream, Subject::Oxpi),
         cell(&stream, Subject::OxpiPartial),
+        cell(&stream, Subject::StreamFloor),
         cell(&stream, Subject::PiAiRs),
         cell(&read, Subject::Oxpi),
     ];
-    assert_eq!(round_order(&cells, 0), [0, 1, 2, 3]);
-    assert_eq!(round_order(&cells, 1), [1, 2, 0, 3]);
-    assert_eq!(round_order(&cells, 2), [2, 0, 1, 3]);
-    assert_eq!(round_order(&cells, 3), [0, 1, 2, 3]);
+    assert_eq!(round_order(&cells, 0), [0, 1, 3, 2, 4]);
     assert_eq!(round_order(&[], 1), Vec::<usize>::new());
+    let mut before = std::collections::BTreeSet::new();
+    for round in 1..=15 {
+        let order = round_order(&cells, round);
+        assert_eq!(order, round_order(&cells, round), "the same every time");
+        // The stream's four subjects first, in some order, then the read's one.
+        let mut block = order[..4].to_vec();
+        block.sort_unstable();
+        assert_eq!((block, order[4]), (vec![0, 1, 2, 3], 4), "round {round}");
+        before.extend(order[..4].windows(2).map(|w| (w[0], w[1])));
+    }
+    // Within the 15 rounds of a short row, every subject ran right after every other one.
+    assert_eq!(before.len(), 4 * 3, "{before:?}");
+}
+
+#[test]
+fn williams_rows_balance_who_runs_right_before_whom() {
+    for n in 1..=6 {
+        let period = if n % 2 == 0 { n } else { 2 * n };
+        let mut pairs = std::collections::BTreeMap::new();
+        for round in 0..period {
+            let row = williams_row(n, round);
+            let mut sorted = row.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n {n} round {round}");
+            for w in row.windows(2) {
+                *pairs.entry((w[0], w[1])).or_insert(0) += 1;
+            }
+        }
+        let each = if n % 2 == 0 { 1 } else { 2 };
+        assert_eq!(pairs.len(), n * (n - 1), "n {n}: {pairs:?}");
+        assert!(pairs.values().all(|&c| c == each), "n {n}: {pairs:?}");
+    }
+    assert_eq!(williams_row(0, 3), Vec::<usize>::new());
 }
