@@ -416,17 +416,14 @@ impl RawArguments {
             .map(|(_, raw, parser)| (raw, parser))
     }
 
-    /// Removes the call at `content_index` (any entries of it), returning its raw text.
+    /// Removes the call at `content_index` (`insert` keeps one entry per index), returning its
+    /// raw text.
     fn remove(&mut self, content_index: &usize) -> Option<String> {
-        let mut removed = None;
-        self.0.retain_mut(|(index, raw, _)| {
-            let keep = index != content_index;
-            if !keep {
-                removed = Some(std::mem::take(raw));
-            }
-            keep
-        });
-        removed
+        let at = self
+            .0
+            .iter()
+            .position(|(index, ..)| index == content_index)?;
+        Some(self.0.remove(at).1)
     }
 
     fn clear(&mut self) {
