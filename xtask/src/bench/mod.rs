@@ -58,7 +58,7 @@ Options:
                      interactive reply;
                      writes target/oxpi-bench/BENCHMARKS-quick.md unless --out is given
   --runs N           Runs per subject and workload (default 5, --quick 1; runs under 50 ms get
-                     three times as many)
+                     three times as many, runs under 10 ms nine times as many)
   --out PATH         Where to write the report (default BENCHMARKS.md at the workspace root)
   --no-node          Do not measure pi-ai TS / pi-agent-core even if Node is present
   --node-budget SECS Longest expected time for all runs of one pi-ai TS row; a row whose single
@@ -666,11 +666,20 @@ fn subjects(workload: &Workload) -> Vec<Subject> {
     }
 }
 
-/// Runs faster than this are repeated [`SHORT_RUN_FACTOR`] times as often: on a busy machine a
-/// run of a few milliseconds is mostly scheduling noise, and more runs steady its median.
-const SHORT_RUN_MS: f64 = 50.0;
-/// See [`SHORT_RUN_MS`].
-const SHORT_RUN_FACTOR: usize = 3;
+/// How many times as many runs a cell gets whose first run took `ms`: on a busy machine a run of
+/// a few milliseconds is mostly scheduling noise (and page faults, whose cost here varies
+/// tenfold with the host's memory pressure), and more runs steady its median. Runs under 50 ms
+/// get three times as many, runs under 10 ms (the 10 KB and 100 KB streams and their floors,
+/// whose ratio is the one closest to its target) nine times as many.
+fn short_run_factor(ms: f64) -> usize {
+    if ms < 10.0 {
+        9
+    } else if ms < 50.0 {
+        3
+    } else {
+        1
+    }
+}
 
 /// Runs every cell round by round: each round runs every cell that still needs runs, in plan
 /// order, so load that comes and goes on the machine falls on every workload and subject alike
@@ -713,11 +722,9 @@ fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
             ran += 1;
             match execute(env, &cell.workload, cell.subject) {
                 Outcome::Ok(sample) => {
-                    let fast = sample["wall_ms"]
-                        .as_f64()
-                        .is_some_and(|ms| ms < SHORT_RUN_MS);
-                    if round == 0 && fast && !cell.subject.is_node() {
-                        cell.runs = plan.runs * SHORT_RUN_FACTOR;
+                    let factor = sample["wall_ms"].as_f64().map_or(1, short_run_factor);
+                    if round == 0 && !cell.subject.is_node() {
+                        cell.runs = plan.runs * factor;
                     }
                     cell.samples.push(sample);
                 }

@@ -145,6 +145,15 @@ fn each_round_orders_the_subjects_of_every_workload_anew() {
 }
 
 #[test]
+fn the_shortest_runs_are_repeated_most() {
+    let factors: Vec<usize> = [0.5, 9.99, 10.0, 49.9, 50.0, 900.0]
+        .into_iter()
+        .map(short_run_factor)
+        .collect();
+    assert_eq!(factors, [9, 9, 3, 3, 1, 1]);
+}
+
+#[test]
 fn williams_rows_balance_who_runs_right_before_whom() {
     for n in 1..=6 {
         let period = if n % 2 == 0 { n } else { 2 * n };
