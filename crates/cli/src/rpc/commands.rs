@@ -1,7 +1,6 @@
 //! The RPC commands of prompting, state, model, thinking and queues; the session commands are
 //! in `session_cmds.rs`. Each returns the response record (or `None` when it wrote it itself).
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -48,13 +47,6 @@ fn queue_mode(command: &Value) -> Result<QueueMode, String> {
     }
 }
 
-fn mode_name(mode: QueueMode) -> &'static str {
-    match mode {
-        QueueMode::All => "all",
-        QueueMode::OneAtATime => "one-at-a-time",
-    }
-}
-
 /// The models a client may switch to: the current one, then every model with a key
 /// (`models.json`'s included, as pi's `getAvailable`).
 pub(crate) fn available_models(rpc: &Rpc) -> Vec<Model> {
@@ -80,81 +72,6 @@ fn messages(rpc: &Rpc) -> Value {
             Value::Array(messages.into_iter().map(|m| m.into_value()).collect())
         })
         .unwrap_or_else(|| json!(*rpc.runtime.agent.messages()))
-}
-
-/// The data of `get_state` (pi's `RpcSessionState`), serialized as it is, without a
-/// `serde_json::Value` tree in between: clients poll it, and the tree cost more than the rest
-/// of the round trip.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct State {
-    model: Model,
-    thinking_level: &'static str,
-    is_streaming: bool,
-    is_compacting: bool,
-    steering_mode: &'static str,
-    follow_up_mode: &'static str,
-    session_file: Option<PathBuf>,
-    session_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session_name: Option<String>,
-    auto_compaction_enabled: bool,
-    message_count: usize,
-    pending_message_count: usize,
-}
-
-/// `get_state`'s success response (`id` as the command had it).
-#[derive(serde::Serialize)]
-struct StateResponse<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a Value>,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    command: &'static str,
-    success: bool,
-    data: State,
-}
-
-/// The response to a `get_state` command with `id`.
-fn state_response<'a>(rpc: &Rpc, id: Option<&'a Value>) -> StateResponse<'a> {
-    StateResponse {
-        id,
-        kind: "response",
-        command: "get_state",
-        success: true,
-        data: state(rpc),
-    }
-}
-
-fn state(rpc: &Rpc) -> State {
-    let agent = &rpc.runtime.agent;
-    let (steering, follow_up) = {
-        let queues = super::lock(&rpc.queues);
-        (queues.steering.len(), queues.follow_up.len())
-    };
-    let (session_id, session_name) = rpc
-        .runtime
-        .with_session(|s| {
-            (
-                Some(s.session_id().to_string()),
-                s.session_name().map(str::to_string),
-            )
-        })
-        .unwrap_or_default();
-    State {
-        model: agent.model(),
-        thinking_level: rpc.runtime.thinking_level().as_str(),
-        is_streaming: rpc.is_busy(),
-        is_compacting: rpc.runtime.compacting.is_compacting(),
-        steering_mode: mode_name(agent.steering_mode()),
-        follow_up_mode: mode_name(agent.follow_up_mode()),
-        session_file: rpc.runtime.session_file(),
-        session_id,
-        session_name,
-        auto_compaction_enabled: rpc.runtime.auto_compaction.load(Ordering::SeqCst),
-        message_count: agent.messages().len(),
-        pending_message_count: steering + follow_up,
-    }
 }
 
 /// Handles one command; the response, or `None` when it was written already.
@@ -211,10 +128,8 @@ async fn dispatch(
             rpc.queue_update();
             ok(Some(json!({"steering": steering, "followUp": follow_up})))
         }
-        // Written from its typed form: clients poll it, and a `Value` tree of it cost more
-        // than the rest of the round trip.
         "get_state" => {
-            rpc.out.write_serialized(&state_response(rpc, id.as_ref()));
+            super::state::write_state(rpc, id.as_ref());
             Ok(None)
         }
         "get_messages" => ok(Some(json!({"messages": messages(rpc)}))),

@@ -8,12 +8,15 @@
 //! stdin is read, and each command handled and answered, on one dedicated thread (`oxpi-rpc`)
 //! that drives the handler with the runtime's handle: a command that needs nothing from another
 //! task (`get_state`, `get_messages`, …) is read, answered and flushed without a thread hand-off.
+//! `get_state`, which clients poll, does not enter the runtime at all, and its data is
+//! serialized again only when it changed (`state.rs`).
 //! The running prompt's events are written from the runtime's workers, each record one locked,
 //! flushed write.
 
 mod bash_cmd;
 mod commands;
 mod session_cmds;
+mod state;
 
 pub(crate) use bash_cmd::bash_result;
 
@@ -56,6 +59,8 @@ pub(crate) struct Rpc {
     bash_cancel: Mutex<tokio_util::sync::CancellationToken>,
     /// `bashExecution` messages that came while a prompt ran, recorded when it ends.
     pending_bash: Mutex<Vec<Value>>,
+    /// The last `get_state` answer's data and its JSON.
+    state_cache: state::StateCache,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -332,6 +337,7 @@ pub(crate) async fn run(runtime: Arc<Runtime>) -> i32 {
         auto_retry: AtomicBool::new(auto_retry),
         bash_cancel: Mutex::default(),
         pending_bash: Mutex::default(),
+        state_cache: state::StateCache::default(),
     });
     let _subscription = rpc.subscribe();
     let handle = tokio::runtime::Handle::current();
@@ -389,6 +395,11 @@ fn serve<R: BufRead>(rpc: &Arc<Rpc>, handle: &tokio::runtime::Handle, input: &mu
                 continue;
             }
         };
+        // The state is answered from memory, without entering the runtime: clients poll it.
+        if command.get("type").and_then(Value::as_str) == Some("get_state") {
+            state::write_state(rpc, command.get("id"));
+            continue;
+        }
         if let Some(response) = handle.block_on(commands::handle(rpc, &command)) {
             rpc.out.write(&response);
         }
