@@ -58,7 +58,8 @@ Options:
                      interactive reply;
                      writes target/oxpi-bench/BENCHMARKS-quick.md unless --out is given
   --runs N           Runs per subject and workload (default 5, --quick 1; runs under 50 ms get
-                     three times as many, runs under 10 ms nine times as many)
+                     three times as many, runs under 10 ms nine times as many; a
+                     workload's floor and oxpi's subjects all by oxpi's first run)
   --out PATH         Where to write the report (default BENCHMARKS.md at the workspace root)
   --no-node          Do not measure pi-ai TS / pi-agent-core even if Node is present
   --node-budget SECS Longest expected time for all runs of one pi-ai TS row; a row whose single
@@ -276,6 +277,14 @@ impl Subject {
                 | Subject::PiSessionTs
                 | Subject::Pi16
                 | Subject::PiCli
+        )
+    }
+
+    /// One of oxpi's own subjects, the ones measured against a floor.
+    pub(crate) fn is_oxpi(self) -> bool {
+        matches!(
+            self,
+            Subject::Oxpi | Subject::OxpiPartial | Subject::OxpiCurrentThread
         )
     }
 
@@ -681,6 +690,35 @@ fn short_run_factor(ms: f64) -> usize {
     }
 }
 
+/// After the first round, the runs of every cell not under Node: [`short_run_factor`] of a
+/// first run's time. A workload's floor and oxpi's subjects, whose ratio to the floor is a
+/// target, all take the factor of oxpi's first run, so that their extra runs fall in the same
+/// rounds (in the later rounds only the short cells run, back to back, which a floor measured
+/// there alone would gain or lose by); every other subject takes its own.
+fn settle_run_counts(cells: &mut [Cell], base: usize) {
+    let first_ms = |cell: &Cell| cell.samples.first().and_then(|s| s["wall_ms"].as_f64());
+    let oxpi_ms: Vec<Option<f64>> = cells
+        .iter()
+        .map(|cell| {
+            cells
+                .iter()
+                .find(|c| c.workload == cell.workload && c.subject == Subject::Oxpi)
+                .and_then(first_ms)
+        })
+        .collect();
+    for (cell, oxpi_ms) in cells.iter_mut().zip(oxpi_ms) {
+        if cell.subject.is_node() {
+            continue;
+        }
+        let lead = if cell.subject.is_floor() || cell.subject.is_oxpi() {
+            oxpi_ms.or_else(|| first_ms(cell))
+        } else {
+            first_ms(cell)
+        };
+        cell.runs = base * lead.map_or(1, short_run_factor);
+    }
+}
+
 /// Runs every cell round by round: each round runs every cell that still needs runs, in plan
 /// order, so load that comes and goes on the machine falls on every workload and subject alike
 /// (the linearity ratios compare different workloads).
@@ -721,19 +759,16 @@ fn measure(plan: &Plan, env: &Env) -> Vec<Cell> {
             }
             ran += 1;
             match execute(env, &cell.workload, cell.subject) {
-                Outcome::Ok(sample) => {
-                    let factor = sample["wall_ms"].as_f64().map_or(1, short_run_factor);
-                    if round == 0 && !cell.subject.is_node() {
-                        cell.runs = plan.runs * factor;
-                    }
-                    cell.samples.push(sample);
-                }
+                Outcome::Ok(sample) => cell.samples.push(sample),
                 Outcome::Skipped(why) => cell.skipped = Some(why),
                 Outcome::Failed(why) => cell.failed = Some(why),
             }
         }
         if ran == 0 {
             break;
+        }
+        if round == 0 {
+            settle_run_counts(&mut cells, plan.runs);
         }
         round += 1;
         println!(

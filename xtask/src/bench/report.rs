@@ -588,7 +588,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     }
     let _ = writeln!(
         out,
-        "Command: `{}` ({}; {:.0} s in all; {} run(s) per subject and workload, three times as many for runs under 50 ms and nine times as many under 10 ms, interleaved round by round, the subjects of a workload in an order that changes each round so that each runs right after every other equally often).\n",
+        "Command: `{}` ({}; {:.0} s in all; {} run(s) per subject and workload, three times as many for runs under 50 ms and nine times as many under 10 ms (a workload's floor and oxpi's subjects all by oxpi's first run), interleaved round by round, the subjects of a workload in an order that changes each round so that each runs right after every other equally often).\n",
         cx.command,
         date(),
         cx.elapsed_s,

@@ -154,6 +154,35 @@ fn the_shortest_runs_are_repeated_most() {
 }
 
 #[test]
+fn a_floor_and_oxpi_get_as_many_runs_as_oxpi_needs() {
+    let stream = Workload::Stream {
+        kind: "anthropic-tool",
+        size: 300 * KIB,
+    };
+    let cell = |subject, ms: f64| Cell {
+        workload: stream.clone(),
+        subject,
+        samples: vec![serde_json::json!({ "wall_ms": ms })],
+        skipped: None,
+        failed: None,
+        runs: 5,
+    };
+    // The floor's first run was under 10 ms and oxpi's was not: both get oxpi's factor. The
+    // port goes by its own time, and a Node subject keeps the runs its budget gave it.
+    let mut cells = vec![
+        cell(Subject::StreamFloor, 6.3),
+        cell(Subject::Oxpi, 12.0),
+        cell(Subject::OxpiPartial, 9.0),
+        cell(Subject::PiAiRs, 440.0),
+        cell(Subject::PiAiTs, 8.0),
+    ];
+    cells[4].runs = 2;
+    settle_run_counts(&mut cells, 5);
+    let runs: Vec<usize> = cells.iter().map(|c| c.runs).collect();
+    assert_eq!(runs, [15, 15, 15, 5, 2]);
+}
+
+#[test]
 fn williams_rows_balance_who_runs_right_before_whom() {
     for n in 1..=6 {
         let period = if n % 2 == 0 { n } else { 2 * n };
