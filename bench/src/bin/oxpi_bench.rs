@@ -12,7 +12,7 @@
 //! oxpi-bench session-write --dir DIR --entries N
 //! oxpi-bench grep|find --root DIR --args JSON
 //! oxpi-bench tree --root DIR [--files N] [--bytes N]
-//! oxpi-bench rpc [--round-trips 1000] -- PROGRAM ARGS…
+//! oxpi-bench rpc [--round-trips 1000] [--cpus one|two|as-scheduled] -- PROGRAM ARGS…
 //! oxpi-bench rpc-echo
 //! oxpi-bench run [--expect-text SIZE] -- PROGRAM ARGS…
 //! ```
@@ -127,7 +127,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// `rpc [--round-trips N] -- PROGRAM ARGS…`: times N `get_state` round trips.
+/// `rpc [--round-trips N] [--cpus one|two|as-scheduled] -- PROGRAM ARGS…`: times N
+/// `get_state` round trips, the client and the child pinned as `--cpus` says.
 fn rpc(argv: Vec<String>) -> Report {
     let Some(split) = argv.iter().position(|a| a == "--") else {
         return Report::failed("usage: oxpi-bench rpc [--round-trips N] -- PROGRAM ARGS…");
@@ -138,10 +139,18 @@ fn rpc(argv: Vec<String>) -> Report {
         Ok(n) => n,
         Err(e) => return Report::failed(e),
     };
+    let cpus = match oxpi_bench::rpc::Cpus::parse(args.get("--cpus").unwrap_or("as-scheduled")) {
+        Ok(cpus) => cpus,
+        Err(e) => return Report::failed(e),
+    };
+    // A placement this machine cannot give (two CPUs on one) skips the row.
+    if let Err(e) = oxpi_bench::rpc::placement(cpus) {
+        return Report::skipped(e);
+    }
     let Some((program, rest)) = child.split_first() else {
         return Report::failed("no program after --");
     };
-    match oxpi_bench::rpc::round_trips(program, rest, n) {
+    match oxpi_bench::rpc::round_trips(program, rest, n, cpus) {
         Ok(figures) => Report::ok(figures).with("round_trips", n),
         Err(e) => Report::failed(e),
     }

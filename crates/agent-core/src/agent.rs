@@ -214,6 +214,20 @@ impl Agent {
         self.inner.state().model.clone()
     }
 
+    /// Calls `f` with the model, without copying it (for a caller that only reads or compares
+    /// it). The agent's state is locked while `f` runs: `f` must not call back into the agent.
+    ///
+    /// ```
+    /// # use oxpi_agent_core::{Agent, AgentOptions};
+    /// # use oxpi_ai::Model;
+    /// let model = Model::openai_compatible("http://127.0.0.1:8080/v1", "qwen");
+    /// let agent = Agent::new(AgentOptions::new(model.clone()));
+    /// assert!(agent.with_model(|m| *m == model));
+    /// ```
+    pub fn with_model<R>(&self, f: impl FnOnce(&Model) -> R) -> R {
+        f(&self.inner.state().model)
+    }
+
     /// The system prompt.
     pub fn system_prompt(&self) -> Option<String> {
         self.inner.state().system_prompt.clone()

@@ -535,6 +535,7 @@ async fn models_scope_picks_the_start_model_and_cycles_over_rpc() {
             json!({"type": "cycle_model"}),
             json!({"type": "get_available_models"}),
             json!({"type": "set_model", "provider": "scripted", "modelId": "scripted-1"}),
+            json!({"type": "get_state", "id": 5}),
         ],
     )
     .await;
@@ -570,6 +571,11 @@ async fn models_scope_picks_the_start_model_and_cycles_over_rpc() {
         .collect();
     assert_eq!(ids, ["scripted-2", "scripted-1", "scripted-3"]);
     assert_eq!(answers[4]["data"]["id"], "scripted-1");
+    // The state polled again tells the model set since the first poll.
+    assert_eq!(
+        (&answers[5]["id"], &answers[5]["data"]["model"]["id"]),
+        (&json!(5), &json!("scripted-1"))
+    );
     // Without a scope: every model with a key, in order.
     let answers = rpc_answers(
         &d,

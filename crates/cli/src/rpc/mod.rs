@@ -387,6 +387,11 @@ fn serve<R: BufRead>(rpc: &Arc<Rpc>, handle: &tokio::runtime::Handle, input: &mu
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        // The state is answered from memory, without entering the runtime: clients poll it.
+        if let Some(id) = state::get_state_id(&line) {
+            state::write_state(rpc, id);
+            continue;
+        }
         let command: Value = match serde_json::from_slice(&line) {
             Ok(v) => v,
             Err(e) => {
@@ -395,11 +400,6 @@ fn serve<R: BufRead>(rpc: &Arc<Rpc>, handle: &tokio::runtime::Handle, input: &mu
                 continue;
             }
         };
-        // The state is answered from memory, without entering the runtime: clients poll it.
-        if command.get("type").and_then(Value::as_str) == Some("get_state") {
-            state::write_state(rpc, command.get("id"));
-            continue;
-        }
         if let Some(response) = handle.block_on(commands::handle(rpc, &command)) {
             rpc.out.write(&response);
         }
