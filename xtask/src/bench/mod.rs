@@ -121,8 +121,9 @@ pub(crate) enum Workload {
     Startup,
     /// One `-p` answer: a text reply of `size` bytes from the stream server, printed.
     Print { size: usize },
-    /// Sequential `get_state` round trips over `--mode rpc` pipes.
-    Rpc { round_trips: usize },
+    /// Sequential `get_state` round trips over `--mode rpc` pipes, the client and the child
+    /// pinned to one CPU or to two (`oxpi-bench rpc --cpus`).
+    Rpc { round_trips: usize, cpus: RpcCpus },
     /// `count` agents answering one prompt each on the faux provider, all at once.
     Agents { count: usize },
     /// One streamed reply: `kind` as the bench server names it, `size` content bytes.
@@ -144,6 +145,27 @@ pub(crate) enum Workload {
     /// `runs` scripted runs of five tool calls each (11 journaled steps), in process and on
     /// Restate (`cargo xtask chaos --scale N --bench …`), all at once or one after another.
     Durable { runs: usize, concurrent: bool },
+}
+
+/// Where the RPC row's client and child run: a round trip within one CPU costs a few
+/// microseconds, one between two CPUs the other's wake-up, so each row measures every subject
+/// in one placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RpcCpus {
+    /// Both on one CPU.
+    One,
+    /// The client on one CPU, the child on another.
+    Two,
+}
+
+impl RpcCpus {
+    /// The value of `oxpi-bench rpc --cpus`.
+    pub(crate) fn flag(self) -> &'static str {
+        match self {
+            RpcCpus::One => "one",
+            RpcCpus::Two => "two",
+        }
+    }
 }
 
 impl Workload {
@@ -169,10 +191,14 @@ impl Workload {
                     report::size_text(*size as u64)
                 )
             }
-            Workload::Rpc { round_trips } => {
+            Workload::Rpc { round_trips, cpus } => {
                 format!(
-                    "RPC: {} get_state round trips",
-                    search::thousands(*round_trips)
+                    "RPC: {} get_state round trips, {}",
+                    search::thousands(*round_trips),
+                    match cpus {
+                        RpcCpus::One => "one CPU",
+                        RpcCpus::Two => "two CPUs",
+                    }
                 )
             }
             Workload::Agents { count } => {
@@ -325,7 +351,14 @@ impl Plan {
         let mut workloads = vec![
             Workload::Startup,
             Workload::Print { size: 2 * KIB },
-            Workload::Rpc { round_trips: 1000 },
+            Workload::Rpc {
+                round_trips: 1000,
+                cpus: RpcCpus::One,
+            },
+            Workload::Rpc {
+                round_trips: 1000,
+                cpus: RpcCpus::Two,
+            },
             Workload::Agents { count: 1000 },
         ];
         workloads.push(Workload::Stream {

@@ -614,7 +614,7 @@ pub(crate) fn render(cx: &Context<'_>) -> String {
     );
     let _ = writeln!(out, "## What is measured\n");
     let _ = writeln!(out, "- **Commands.** `oxpi` (release build) and `pi` (pi-coding-agent's `dist/bundle/cli.js` under Node) run as whole processes by `oxpi-bench run`, start to exit: start-up is `--version`; one `-p` answer is `-p --no-session` with a prompt, against the stream server's 2 KB text reply (provider `bench` in a `models.json` of the agent directory both read through `PI_CODING_AGENT_DIR`; the printed text is checked). CPU and peak RSS are the child's (`getrusage(RUSAGE_CHILDREN)`).");
-    let _ = writeln!(out, "- **RPC.** `oxpi-bench rpc` starts `--mode rpc --no-session` on the same model and sends 1,000 `get_state` commands one at a time, each answered before the next (20 unmeasured first); wall covers the 1,000, CPU and peak RSS the child's whole life. The floor is `oxpi-bench rpc-echo`, a process answering each line with a fixed reply, on the same pipes and client.");
+    let _ = writeln!(out, "- **RPC.** `oxpi-bench rpc` starts `--mode rpc --no-session` on the same model and sends 1,000 `get_state` commands one at a time, each answered before the next (20 unmeasured first); wall covers the 1,000, CPU and peak RSS the child's whole life. The floor is `oxpi-bench rpc-echo`, a process answering each line with a fixed reply, on the same pipes and client. Where the two processes run decides the time more than either does (a round trip within one CPU is a few microseconds; between two, it waits for the other CPU to wake, 30-50 µs each way on a VM), and unpinned runs fall in either mode from one run to the next; so the row is measured twice, every subject in the same placement: *one CPU* (`oxpi-bench rpc --cpus one`: the client and the child, all its threads, pinned to the first allowed CPU; what it measures is mostly each side's own work) and *two CPUs* (`--cpus two`: the client on the first, the child on the second; mostly the wake-ups).");
     let _ = writeln!(out, "- **1,000 agents.** 1,000 agents on one faux provider (16-character deltas), each answering one prompt with a short text, all started at once and kept until every one has answered (`oxpi-bench agents`, `driver.mjs agents`); RSS per agent is the peak's growth over the span divided by 1,000.");
     let _ = writeln!(out, "- **Floors.** A floor is what the transport alone costs, measured in the same run: the echo process for RPC, and for each stream `oxpi-bench stream-floor` (the same request to the same server with the client every provider builds, the body's bytes and lines counted, nothing parsed). \"× the floor\" is a subject's median wall time over the floor's.");
     let _ = writeln!(out, "- **Streams.** A local HTTP server (`oxpi-bench serve`, Rust) serves pre-rendered event streams with `Content-Length`, written in one go: a text reply of 100 KB, and one `write` tool call whose JSON arguments are 10 KB, 100 KB, 300 KB and 1 MB (1 KB = 1024 bytes; a `content` string with `\\n` and `\\\"` escapes), in 10-byte deltas, as OpenAI Chat Completions chunks and as Anthropic Messages events. Each run is its own process; the clock starts at the call that starts the request (`oxpi_ai::stream`, `pi_ai::stream_simple`, pi-ai's `stream`) and stops after the last event, so it covers connecting, the request, reading and parsing every event, and building the final message; process start-up and module loading are outside it. The final message is checked against what was sent (text, or the parsed arguments), so a fast wrong answer counts as a failure.");
@@ -736,13 +736,30 @@ mod tests {
             cell(w(300 * 1024), Subject::Oxpi, 40.0),
             cell(w(300 * 1024), Subject::OxpiPartial, 33.0),
             cell(Workload::AgentLoop { turns: 500 }, Subject::Oxpi, 100.0),
-            cell(Workload::Rpc { round_trips: 1000 }, Subject::Oxpi, 300.0),
             cell(
-                Workload::Rpc { round_trips: 1000 },
+                Workload::Rpc {
+                    round_trips: 1000,
+                    cpus: crate::bench::RpcCpus::One,
+                },
+                Subject::Oxpi,
+                300.0,
+            ),
+            cell(
+                Workload::Rpc {
+                    round_trips: 1000,
+                    cpus: crate::bench::RpcCpus::One,
+                },
                 Subject::EchoFloor,
                 100.0,
             ),
-            cell(Workload::Rpc { round_trips: 1000 }, Subject::PiCli, 500.0),
+            cell(
+                Workload::Rpc {
+                    round_trips: 1000,
+                    cpus: crate::bench::RpcCpus::One,
+                },
+                Subject::PiCli,
+                500.0,
+            ),
         ];
         let checks = checks(&cells);
         let by = |text: &str| checks.iter().find(|c| c.target.contains(text)).unwrap();

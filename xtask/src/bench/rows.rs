@@ -95,7 +95,10 @@ pub(crate) fn command(
                 c
             })
         }
-        (Workload::Rpc { round_trips }, Subject::Oxpi | Subject::PiCli | Subject::EchoFloor) => {
+        (
+            Workload::Rpc { round_trips, cpus },
+            Subject::Oxpi | Subject::PiCli | Subject::EchoFloor,
+        ) => {
             let argv = if subject == Subject::EchoFloor {
                 Ok(vec![
                     env.bench_bin.to_string_lossy().into_owned(),
@@ -108,7 +111,8 @@ pub(crate) fn command(
             };
             argv.map(|argv| {
                 let mut c = bench();
-                c.args(["rpc", "--round-trips", &round_trips.to_string(), "--"])
+                c.args(["rpc", "--round-trips", &round_trips.to_string()])
+                    .args(["--cpus", cpus.flag(), "--"])
                     .args(argv);
                 c
             })

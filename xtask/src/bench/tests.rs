@@ -26,7 +26,8 @@ fn plans_the_issue_workloads() {
         [
             "start-up (`--version`)",
             "one `-p` answer (2 KB reply)",
-            "RPC: 1,000 get_state round trips",
+            "RPC: 1,000 get_state round trips, one CPU",
+            "RPC: 1,000 get_state round trips, two CPUs",
             "1,000 agents, one answer each",
             "text 100 KB (OpenAI)",
             "tool call 10 KB (OpenAI)",
@@ -61,7 +62,7 @@ fn plans_the_issue_workloads() {
         },
     );
     assert_eq!(quick.runs, 1);
-    assert_eq!(quick.workloads.len(), 20);
+    assert_eq!(quick.workloads.len(), 21);
     assert_eq!(
         quick.workloads.last().map(Workload::label).as_deref(),
         Some("interactive: 20 KB reply after 5,000 lines")
